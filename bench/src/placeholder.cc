@@ -1,0 +1,2 @@
+// placeholder until the bench engine lands
+namespace sp::bench {}

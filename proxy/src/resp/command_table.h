@@ -1,0 +1,95 @@
+// CommandTable: the one table of Redis commands the proxy knows — name, arity, key positions and
+// flags. Generated from redis-server 7.0's COMMAND INFO / COMMAND DOCS by
+// tools/gen-command-table.py (the generated data is checked in as command_table_data.inc) and
+// overlaid with the proxy's own policy (which commands are split, local or unsupported).
+// Routing, COMMAND replies, docs and tests all read from it.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace sp::resp {
+
+// Proxy policy and Redis facts, as bit flags.
+enum CommandFlag : uint32_t {
+  kCmdWrite = 1u << 0,        // Redis "write"
+  kCmdReadOnly = 1u << 1,     // Redis "readonly": may be served by a replica
+  kCmdSplit = 1u << 2,        // multi-key command split per shard and merged (see MergeRule)
+  kCmdLocal = 1u << 3,        // answered by the proxy itself (PING, ECHO, COMMAND, INFO, ...)
+  kCmdAdmin = 1u << 4,        // Redis "admin"
+  kCmdBlocking = 1u << 5,     // Redis "blocking" (BLPOP, XREAD BLOCK, WAIT, ...)
+  kCmdUnsupported = 1u << 6,  // refused: -ERR command 'x' is not supported by shardproxy
+  kCmdPubSub = 1u << 7,       // Redis "pubsub"
+  kCmdNoKeys = 1u << 8,       // takes no key at all
+  kCmdMovableKeys = 1u << 9,  // key positions depend on the arguments (EVAL numkeys, ...)
+  kCmdContainer = 1u << 10,   // has subcommands (CLIENT, OBJECT, XINFO, ...)
+};
+
+// How the replies of a split command's fragments become one reply.
+enum class MergeRule : uint8_t {
+  kNone,
+  kArrayInKeyOrder,  // MGET: elements placed back in the order of the request's keys
+  kSumIntegers,      // DEL, UNLINK, EXISTS, TOUCH
+  kAllOk,            // MSET: +OK when every fragment answered +OK, else the first error
+};
+
+// Redis 7 key specifications (COMMAND INFO "key specs"), reduced to what routing needs.
+struct KeySpec {
+  enum class Begin : uint8_t { kIndex, kKeyword, kUnknown };
+  enum class Find : uint8_t { kRange, kKeyNum, kUnknown };
+  Begin begin = Begin::kUnknown;
+  int32_t begin_index = 0;              // kIndex: argument index of the first key
+  std::string_view begin_keyword;       // kKeyword: the keyword (uppercase) preceding the keys
+  int32_t begin_keyword_startfrom = 0;  // kKeyword: where to start looking (negative: from end)
+  Find find = Find::kUnknown;
+  int32_t range_lastkey = 0;    // kRange: last key relative to the first (-1 = last argument)
+  int32_t range_keystep = 1;    // kRange: step between keys
+  int32_t range_limit = 0;      // kRange with lastkey -1: 0 = all, N = 1/N of the remaining args
+  int32_t keynum_index = 0;     // kKeyNum: index of the count argument relative to begin
+  int32_t keynum_firstkey = 0;  // kKeyNum: first key relative to begin
+  int32_t keynum_keystep = 1;
+};
+
+struct CommandInfo {
+  std::string_view name;  // lowercase; subcommands are "container|sub", e.g. "object|encoding"
+  int32_t arity = 0;      // Redis arity: N exact, -N at least N (command name included)
+  uint32_t flags = 0;     // CommandFlag bits
+  int32_t first_key = 0;  // legacy key range from COMMAND INFO
+  int32_t last_key = 0;
+  int32_t key_step = 0;
+  MergeRule merge = MergeRule::kNone;
+  uint8_t args_per_key = 1;  // split commands: MSET takes key+value pairs (2)
+  std::span<const KeySpec> key_specs;
+  std::span<const CommandInfo> subcommands;
+  std::string_view info_resp;  // this command's COMMAND INFO entry, RESP2-encoded as Redis sends it
+  std::string_view docs_resp;  // "name" + its COMMAND DOCS map, RESP2-encoded (two elements)
+
+  bool has(CommandFlag f) const { return (flags & f) != 0; }
+};
+
+class CommandTable {
+ public:
+  static const CommandTable& instance();
+
+  // Case-insensitive lookup of a top-level command; nullptr when unknown.
+  const CommandInfo* find(std::string_view name) const;
+
+  // The entry that governs a request: the subcommand's entry for containers (args[1], any case)
+  // when it exists, else the top-level entry; nullptr for an unknown command.
+  const CommandInfo* resolve(std::span<const std::string_view> args) const;
+
+  std::span<const CommandInfo> commands() const;  // top-level commands, sorted by name
+};
+
+// True when args.size() satisfies the arity.
+bool arityOk(const CommandInfo& cmd, size_t argc);
+
+// Appends to *keys the argument index of every key of the request, in argument order, following
+// the key specs (or the legacy range). Returns false when the arguments do not fit the specs (for
+// example a numkeys larger than the arguments given); *keys is then unspecified.
+bool extractKeys(const CommandInfo& cmd, std::span<const std::string_view> args,
+                 std::vector<uint32_t>* keys);
+
+}  // namespace sp::resp

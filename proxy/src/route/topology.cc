@@ -1,0 +1,64 @@
+// Topology construction.
+#include "route/topology.h"
+
+#include "core/assert.h"
+
+namespace sp::route {
+
+std::string ShardAddress::label() const {
+  std::string out = name;
+  out += " (";
+  if (host.find(':') != std::string::npos) {
+    out += "[" + host + "]";
+  } else {
+    out += host;
+  }
+  out += ":" + std::to_string(port) + ")";
+  return out;
+}
+
+std::shared_ptr<const Topology> Topology::evenSplit(std::vector<ShardAddress> shards) {
+  SP_ASSERT(!shards.empty() && shards.size() <= kSlotCount);
+  auto topo = std::make_shared<Topology>();
+  const uint32_t n = static_cast<uint32_t>(shards.size());
+  const uint32_t base = kSlotCount / n;
+  const uint32_t extra = kSlotCount % n;
+  uint32_t slot = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t count = base + (i < extra ? 1 : 0);
+    for (uint32_t j = 0; j < count; ++j) {
+      topo->slot_to_shard_[slot++] = static_cast<uint16_t>(i);
+    }
+  }
+  SP_ASSERT(slot == kSlotCount);
+  topo->shards_ = std::move(shards);
+  return topo;
+}
+
+std::shared_ptr<const Topology> Topology::fromRanges(std::vector<ShardAddress> shards,
+                                                     const std::vector<SlotAssignment>& ranges) {
+  auto topo = std::make_shared<Topology>();
+  for (const auto& r : ranges) {
+    SP_ASSERT(r.first <= r.last && r.last < kSlotCount && r.shard < shards.size());
+    for (uint32_t s = r.first; s <= r.last; ++s) {
+      topo->slot_to_shard_[s] = r.shard;
+    }
+  }
+  topo->shards_ = std::move(shards);
+  return topo;
+}
+
+std::vector<SlotAssignment> Topology::ranges() const {
+  std::vector<SlotAssignment> out;
+  for (uint32_t s = 0; s < kSlotCount; ++s) {
+    uint16_t shard = slot_to_shard_[s];
+    if (!out.empty() && out.back().shard == shard && out.back().last + 1u == s) {
+      out.back().last = static_cast<uint16_t>(s);
+    } else {
+      out.push_back({static_cast<uint16_t>(s), static_cast<uint16_t>(s), shard});
+    }
+  }
+  return out;
+}
+
+}  // namespace sp::route

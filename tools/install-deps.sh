@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs every Debian package shardproxy needs to build, test and benchmark. Idempotent: only
+# packages that are missing are installed, and apt-get update runs only when something is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
+  libuv1-dev libhiredis-dev libyaml-cpp-dev libspdlog-dev libfmt-dev prometheus-cpp-dev
+  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  redis-server redis-tools nutcracker
+  python3 python3-redis python3-pytest procps iproute2
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+# The Debian redis-server package starts a system instance on 6379; tests never use it, and a
+# fresh machine should not keep a stray server running because of us.
+if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet redis-server 2>/dev/null; then
+  $SUDO systemctl stop redis-server || true
+fi
