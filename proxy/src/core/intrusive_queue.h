@@ -1,0 +1,90 @@
+// IntrusiveQueue: a FIFO of objects linked through a member pointer, so queueing never allocates.
+#pragma once
+
+#include <cstddef>
+
+namespace sp {
+
+template <typename T, T* T::*Next>
+class IntrusiveQueue {
+ public:
+  bool empty() const { return head_ == nullptr; }
+  size_t size() const { return size_; }
+  T* front() const { return head_; }
+  T* back() const { return tail_; }
+
+  void push(T* item) {
+    item->*Next = nullptr;
+    if (tail_ != nullptr) {
+      tail_->*Next = item;
+    } else {
+      head_ = item;
+    }
+    tail_ = item;
+    ++size_;
+  }
+
+  T* pop() {
+    T* item = head_;
+    if (item != nullptr) {
+      head_ = item->*Next;
+      if (head_ == nullptr) {
+        tail_ = nullptr;
+      }
+      item->*Next = nullptr;
+      --size_;
+    }
+    return item;
+  }
+
+ private:
+  T* head_ = nullptr;
+  T* tail_ = nullptr;
+  size_t size_ = 0;
+};
+
+// A free list of T reused within one thread.
+template <typename T>
+class ObjectPool {
+ public:
+  ObjectPool() = default;
+  ObjectPool(const ObjectPool&) = delete;
+  ObjectPool& operator=(const ObjectPool&) = delete;
+  ~ObjectPool() {
+    while (free_ != nullptr) {
+      Node* n = free_;
+      free_ = n->next_free;
+      delete n;
+    }
+  }
+
+  T* acquire() {
+    ++live_;
+    if (free_ == nullptr) {
+      return &(new Node())->value;
+    }
+    Node* n = free_;
+    free_ = n->next_free;
+    return &n->value;
+  }
+
+  // The object keeps its members (and their capacity); the caller resets what matters.
+  void release(T* value) {
+    --live_;
+    Node* n = reinterpret_cast<Node*>(value);
+    n->next_free = free_;
+    free_ = n;
+  }
+
+  size_t live() const { return live_; }
+
+ private:
+  struct Node {
+    T value;  // first member: a T* is a Node*
+    Node* next_free = nullptr;
+  };
+  Node* free_ = nullptr;
+  size_t live_ = 0;
+};
+
+}  // namespace sp

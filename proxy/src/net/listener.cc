@@ -1,0 +1,63 @@
+// SO_REUSEPORT listening sockets.
+#include "net/listener.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace sp::net {
+
+int bindListenSocket(const std::string& host, uint16_t port, uint16_t* bound_port,
+                     std::string* error) {
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&addr);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&addr);
+  std::string h = host;
+  if (h.size() > 2 && h.front() == '[' && h.back() == ']') {
+    h = h.substr(1, h.size() - 2);
+  }
+  if (inet_pton(AF_INET, h.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    len = sizeof(sockaddr_in);
+  } else if (inet_pton(AF_INET6, h.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    len = sizeof(sockaddr_in6);
+  } else {
+    *error = "listen address '" + host + "' is not an IPv4 or IPv6 literal";
+    return -1;
+  }
+  int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    *error = std::string("socket: ") + std::strerror(errno);
+    return -1;
+  }
+  int one = 1;
+  if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+      setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) != 0) {
+    *error = std::string("setsockopt: ") + std::strerror(errno);
+    ::close(fd);
+    return -1;
+  }
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) {
+    *error = "bind " + host + ":" + std::to_string(port) + ": " + std::strerror(errno);
+    ::close(fd);
+    return -1;
+  }
+  sockaddr_storage actual{};
+  socklen_t actual_len = sizeof(actual);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&actual), &actual_len);
+  *bound_port =
+      ntohs(actual.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&actual)->sin_port
+                                        : reinterpret_cast<sockaddr_in6*>(&actual)->sin6_port);
+  return fd;
+}
+
+}  // namespace sp::net

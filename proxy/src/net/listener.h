@@ -1,0 +1,16 @@
+// Listening sockets: one per worker on the same address, with SO_REUSEPORT so the kernel spreads
+// connections over workers. libuv 1.44 has no flag for it, so the socket is made here and handed
+// to uv_tcp_open by the worker.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace sp::net {
+
+// Creates, configures (SO_REUSEADDR, SO_REUSEPORT, non-blocking) and binds a TCP socket.
+// Returns the fd, or -1 with *error set. *bound_port receives the port actually bound.
+int bindListenSocket(const std::string& host, uint16_t port, uint16_t* bound_port,
+                     std::string* error);
+
+}  // namespace sp::net

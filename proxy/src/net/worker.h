@@ -1,0 +1,128 @@
+// Worker: one thread, one uv loop, one SO_REUSEPORT listener, its own client sessions and its own
+// connections to every shard. Nothing on the request path is shared with another worker.
+//
+// Output is batched: sessions and backend connections that have bytes to send mark themselves
+// dirty, and a uv_check_t (after every I/O callback of the loop turn) flushes each with one write.
+#pragma once
+
+#include <uv.h>
+
+#include <memory>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "core/buffer.h"
+#include "core/intrusive_queue.h"
+#include "core/log.h"
+#include "net/proxy_context.h"
+#include "net/worker_stats.h"
+#include "resp/request_parser.h"
+#include "route/router.h"
+#include "session/pending_request.h"
+
+namespace sp::backend {
+class BackendConn;
+}
+namespace sp::session {
+class ClientSession;
+}
+
+namespace sp::net {
+
+class Worker {
+ public:
+  Worker(int index, ProxyContext& context, int listen_fd);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  void startThread();
+  void join();
+  // Thread-safe: stop accepting, finish in-flight requests (up to shutdown_timeout_ms), exit.
+  void requestStop();
+
+  int index() const { return index_; }
+  uv_loop_t* loop() { return &loop_; }
+  ProxyContext& context() { return context_; }
+  const config::Config& config() const { return context_.config; }
+  const route::Topology& topology() const { return *topology_; }
+  WorkerStats& stats() { return stats_; }
+  const WorkerStats& stats() const { return stats_; }
+  BufferPool& buffers() { return buffers_; }
+  ObjectPool<session::PendingRequest>& requests() { return requests_; }
+  ObjectPool<session::BackendOp>& ops() { return ops_; }
+  LogLimiter& logLimiter() { return log_limiter_; }
+  route::RoutePlan& scratchPlan() { return plan_; }
+  std::vector<uint32_t>& scratchKeys() { return keys_; }
+  std::string& scratchCommand() { return command_; }
+  resp::RequestFrame& scratchFrame() { return frame_; }
+  const resp::ParserLimits& parserLimits() const { return parser_limits_; }
+
+  // The shared read buffer: sessions with no partial request read into it, so an idle
+  // connection owns no buffer.
+  char* readBuffer() { return read_buffer_.get(); }
+  size_t readBufferSize() const { return kReadBufferSize; }
+
+  // The connection a client uses for a shard: fixed per client, so its requests to one shard
+  // keep their order at the shard.
+  backend::BackendConn& backendFor(uint16_t shard, uint64_t client_id);
+  backend::BackendConn& backendAt(uint16_t shard, size_t index) { return *backends_[shard][index]; }
+  size_t backendConnsPerShard() const { return backends_.empty() ? 0 : backends_[0].size(); }
+
+  void markDirty(session::ClientSession* s);
+  void markDirty(backend::BackendConn* b);
+  void markResume(session::ClientSession* s);  // re-process buffered input in the check phase
+
+  void sessionClosed(session::ClientSession* s);
+  size_t sessionCount() const { return sessions_.size(); }
+
+ private:
+  static constexpr size_t kReadBufferSize = 64 * 1024;
+
+  void run();
+  void onConnection(int status);
+  void onCheck();
+  void onStopRequested();
+  void onDrainTimer();
+  void onPingTimer();
+  void closeEverything();
+
+  int index_;
+  ProxyContext& context_;
+  int listen_fd_;
+  route::TopologyPtr topology_;
+  uv_loop_t loop_{};
+  uv_tcp_t listener_{};
+  uv_check_t check_{};
+  uv_async_t stop_async_{};
+  uv_timer_t drain_timer_{};
+  uv_timer_t ping_timer_{};
+  uv_idle_t idle_{};  // keeps the loop from blocking while deferred work remains
+  bool draining_ = false;
+  bool closed_ = false;
+  uint64_t drain_deadline_ms_ = 0;
+  std::thread thread_;
+
+  WorkerStats stats_;
+  BufferPool buffers_;
+  ObjectPool<session::PendingRequest> requests_;
+  ObjectPool<session::BackendOp> ops_;
+  LogLimiter log_limiter_;
+  route::RoutePlan plan_;
+  std::vector<uint32_t> keys_;
+  std::string command_;
+  resp::RequestFrame frame_;
+  resp::ParserLimits parser_limits_;
+  std::unique_ptr<char[]> read_buffer_;
+
+  std::vector<std::vector<std::unique_ptr<backend::BackendConn>>> backends_;  // [shard][i]
+  std::unordered_set<session::ClientSession*> sessions_;
+  std::vector<session::ClientSession*> dirty_sessions_;
+  std::vector<backend::BackendConn*> dirty_backends_;
+  std::vector<session::ClientSession*> resume_sessions_;
+  std::vector<session::ClientSession*> flush_scratch_;
+  std::vector<backend::BackendConn*> flush_backend_scratch_;
+};
+
+}  // namespace sp::net

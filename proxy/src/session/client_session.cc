@@ -1,0 +1,486 @@
+// Client session: read, parse, dispatch, in-order replies, backpressure, close.
+#include "session/client_session.h"
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "backend/backend_conn.h"
+#include "core/assert.h"
+#include "core/clock.h"
+#include "net/worker.h"
+#include "resp/command_table.h"
+#include "resp/encoder.h"
+#include "session/fanout.h"
+#include "session/local_commands.h"
+
+namespace sp::session {
+namespace {
+
+// Reading pauses while this much output waits for a slow client (the hard limit closes it).
+constexpr size_t kOutputPauseBytes = 4u << 20;
+constexpr size_t kMinReadSpace = 16 * 1024;
+
+std::string commandLabel(std::string_view name) {
+  std::string out(name);
+  std::replace(out.begin(), out.end(), '|', ' ');
+  return out;
+}
+
+bool isBlockingRead(const resp::CommandInfo& cmd, std::span<const std::string_view> args) {
+  if (cmd.name != "xread" && cmd.name != "xreadgroup") {
+    return false;
+  }
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string_view a = args[i];
+    if (a.size() == 5 && (a[0] | 0x20) == 'b' && (a[1] | 0x20) == 'l' && (a[2] | 0x20) == 'o' &&
+        (a[3] | 0x20) == 'c' && (a[4] | 0x20) == 'k') {
+      return true;
+    }
+    if (a.size() == 7 && (a[0] | 0x20) == 's' && (a[1] | 0x20) == 't') {
+      break;  // STREAMS: the rest are keys and ids
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+ClientSession::ClientSession(net::Worker& worker, uint64_t id)
+    : worker_(worker), id_(id), parser_(worker.parserLimits()) {
+  tcp_.data = this;
+}
+
+void ClientSession::start() {
+  uv_tcp_nodelay(&tcp_, 1);
+  reading_ = true;
+  uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &ClientSession::onAllocCb,
+                &ClientSession::onReadCb);
+}
+
+void ClientSession::refuseConnection(std::string_view error_line) {
+  uv_buf_t buf =
+      uv_buf_init(const_cast<char*>(error_line.data()), static_cast<unsigned>(error_line.size()));
+  uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
+  close("refused");
+}
+
+void ClientSession::onAllocCb(uv_handle_t* handle, size_t /*suggested*/, uv_buf_t* buf) {
+  auto* self = static_cast<ClientSession*>(handle->data);
+  if (self->in_ != nullptr && !self->in_->empty()) {
+    size_t need = self->parser_.bytesNeeded();
+    size_t have = self->in_->size();
+    size_t want = need > have ? need - have : 0;
+    self->in_->ensureWritable(std::max(want, kMinReadSpace));
+    *buf = uv_buf_init(self->in_->writePtr(), static_cast<unsigned>(self->in_->writable()));
+    return;
+  }
+  net::Worker& w = self->worker_;
+  *buf = uv_buf_init(w.readBuffer(), static_cast<unsigned>(w.readBufferSize()));
+}
+
+void ClientSession::onReadCb(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
+  static_cast<ClientSession*>(stream->data)->onRead(nread, buf);
+}
+
+void ClientSession::onRead(ssize_t nread, const uv_buf_t* buf) {
+  if (nread < 0) {
+    close(nread == UV_EOF ? "client closed" : uv_strerror(static_cast<int>(nread)));
+    return;
+  }
+  if (nread == 0 || closing_) {
+    return;
+  }
+  worker_.stats().bytes_in.add(static_cast<uint64_t>(nread));
+  if (buf->base == worker_.readBuffer()) {
+    std::string_view data(buf->base, static_cast<size_t>(nread));
+    size_t used = processInput(data);
+    if (used < data.size() && !input_stopped_ && !closing_) {
+      in_ = worker_.buffers().acquire();
+      in_->append(data.substr(used));
+    }
+    return;
+  }
+  in_->commit(static_cast<size_t>(nread));
+  size_t used = processInput(in_->view());
+  if (in_ != nullptr) {
+    in_->consume(used);
+    if (in_->empty() || input_stopped_) {
+      worker_.buffers().release(in_);
+      in_ = nullptr;
+    }
+  }
+}
+
+size_t ClientSession::processInput(std::string_view data) {
+  size_t offset = 0;
+  while (offset < data.size() && !input_stopped_ && !closing_) {
+    if (!mayRead()) {
+      updateReading();
+      break;
+    }
+    size_t consumed = 0;
+    resp::RequestFrame& frame = worker_.scratchFrame();
+    resp::ParseStatus st = parser_.parse(data.substr(offset), &consumed, &frame);
+    if (st == resp::ParseStatus::kIncomplete) {
+      break;
+    }
+    if (st == resp::ParseStatus::kError) {
+      protocolError();
+      return data.size();
+    }
+    dispatch(frame, data.substr(offset, consumed));
+    offset += consumed;
+  }
+  return offset;
+}
+
+void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view raw) {
+  std::span<const std::string_view> args(frame.args);
+  if (args.empty()) {
+    return;
+  }
+  net::WorkerStats& stats = worker_.stats();
+  stats.commands.add();
+  const resp::CommandTable& table = resp::CommandTable::instance();
+  const resp::CommandInfo* cmd = table.resolve(args);
+  if (cmd == nullptr) {
+    std::string err = "-ERR unknown command '";
+    err.append(args[0].substr(0, 128));
+    err += "', with args beginning with: ";
+    for (size_t i = 1; i < args.size() && i < 8; ++i) {
+      err += "'";
+      err.append(args[i].substr(0, 128));
+      err += "' ";
+    }
+    err += "\r\n";
+    refuse(err);
+    return;
+  }
+  if (cmd->has(resp::kCmdContainer) && args.size() >= 2 && !cmd->has(resp::kCmdUnsupported)) {
+    std::string err = "-ERR unknown subcommand '";
+    err.append(args[1].substr(0, 128));
+    err += "'. Try ";
+    for (char c : cmd->name) {
+      err += static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
+    }
+    err += " HELP.\r\n";
+    refuse(err);
+    return;
+  }
+  if (!resp::arityOk(*cmd, args.size())) {
+    refuse("-ERR wrong number of arguments for '" + commandLabel(cmd->name) + "' command\r\n");
+    return;
+  }
+  if (cmd->has(resp::kCmdUnsupported) || isBlockingRead(*cmd, args)) {
+    refuse("-ERR command '" + commandLabel(cmd->name) + "' is not supported by shardproxy\r\n");
+    return;
+  }
+  if (cmd->has(resp::kCmdLocal)) {
+    stats.commands_local.add();
+    std::string reply;
+    bool close_after = false;
+    runLocalCommand(*this, *cmd, args, &reply, &close_after);
+    replyNow(reply, close_after);
+    return;
+  }
+  std::vector<uint32_t>& keys = worker_.scratchKeys();
+  keys.clear();
+  if (!resp::extractKeys(*cmd, args, &keys)) {
+    refuse("-ERR wrong number of arguments for '" + commandLabel(cmd->name) + "' command\r\n");
+    return;
+  }
+  route::RoutePlan& plan = worker_.scratchPlan();
+  route::planRoute(*cmd, args, keys, worker_.topology(), &plan);
+  if (plan.kind == route::RouteKind::kCrossSlot) {
+    refuse("-CROSSSLOT Keys in request don't hash to the same slot\r\n");
+    return;
+  }
+  PendingRequest* request = worker_.requests().acquire();
+  request->owner = this;
+  request->start_ns = monoNanos();
+  request->shard = plan.shard;
+  fifo_.push(request);
+  if (plan.kind == route::RouteKind::kSplit) {
+    stats.commands_split.add();
+    sendSplit(worker_, id_, request, *cmd, args, keys, plan);
+    if (request->done) {
+      drainCompleted();
+    }
+    return;
+  }
+  backend::BackendConn& conn = worker_.backendFor(plan.shard, id_);
+  if (!conn.accepting()) {
+    onBackendReply(worker_, request, 0, conn.unavailableError("connection down"));
+    return;
+  }
+  request->outstanding = 1;
+  if (frame.is_inline) {
+    std::string& command = worker_.scratchCommand();
+    command.clear();
+    resp::appendCommand(command, args);
+    conn.send(command, request, 0);
+  } else {
+    conn.send(raw, request, 0);
+  }
+}
+
+void ClientSession::onBackendReply(net::Worker& worker, PendingRequest* request, uint32_t fragment,
+                                   std::string_view reply) {
+  ClientSession* owner = request->owner;
+  if (request->merge == resp::MergeRule::kNone) {
+    request->outstanding = 0;
+    if (owner == nullptr) {
+      request->reset();
+      worker.requests().release(request);
+      return;
+    }
+    if (owner->fifo_.front() == request) {
+      owner->fifo_.pop();
+      owner->appendOutput(reply);
+      owner->releaseRequest(request);
+      owner->drainCompleted();
+      return;
+    }
+    request->reply.assign(reply);
+    request->done = true;
+    return;
+  }
+  SP_ASSERT(fragment < request->fragment_replies.size() && request->outstanding > 0);
+  request->fragment_replies[fragment].assign(reply);
+  if (--request->outstanding > 0) {
+    return;
+  }
+  if (owner == nullptr) {
+    request->reset();
+    worker.requests().release(request);
+    return;
+  }
+  mergeReplies(request);
+  request->done = true;
+  if (owner->fifo_.front() == request) {
+    owner->drainCompleted();
+  }
+}
+
+void ClientSession::replyNow(std::string_view reply, bool close_after) {
+  if (fifo_.empty() && !close_after) {
+    appendOutput(reply);
+    drainCompleted();
+    return;
+  }
+  PendingRequest* request = worker_.requests().acquire();
+  request->owner = this;
+  request->reply.assign(reply);
+  request->done = true;
+  request->close_after = close_after;
+  fifo_.push(request);
+  if (close_after) {
+    input_stopped_ = true;
+    updateReading();
+  }
+  drainCompleted();
+}
+
+void ClientSession::refuse(std::string_view error_line) {
+  worker_.stats().commands_refused.add();
+  replyNow(error_line);
+}
+
+void ClientSession::protocolError() {
+  worker_.stats().protocol_errors_client.add();
+  const char* message = resp::errorMessage(parser_.error());
+  if (worker_.logLimiter().allow()) {
+    spdlog::info("worker {}: client {} protocol error ({}), closing", worker_.index(), id_,
+                 resp::errorName(parser_.error()));
+  }
+  std::string reply = "-ERR Protocol error: ";
+  reply += message;
+  reply += "\r\n";
+  replyNow(reply, true);
+}
+
+void ClientSession::releaseRequest(PendingRequest* request) {
+  request->reset();
+  worker_.requests().release(request);
+}
+
+void ClientSession::drainCompleted() {
+  while (!fifo_.empty() && fifo_.front()->done) {
+    PendingRequest* request = fifo_.pop();
+    appendOutput(request->reply);
+    const bool close_after = request->close_after;
+    releaseRequest(request);
+    if (close_after) {
+      close_after_flush_ = true;
+      break;
+    }
+  }
+  if (closing_) {
+    return;
+  }
+  if (pendingOutput() > worker_.config().limits.client_output_buffer) {
+    worker_.stats().closed_output_limit.add();
+    if (worker_.logLimiter().allow()) {
+      spdlog::warn("worker {}: client {} closed: output buffer above limits.client_output_buffer",
+                   worker_.index(), id_);
+    }
+    close("output buffer limit");
+    return;
+  }
+  if (!reading_ && !input_stopped_ && mayRead() && !resume_pending) {
+    worker_.markResume(this);
+  }
+}
+
+void ClientSession::appendOutput(std::string_view bytes) {
+  if (out_ == nullptr) {
+    out_ = worker_.buffers().acquire();
+  }
+  out_->append(bytes);
+  if (!dirty) {
+    worker_.markDirty(this);
+  }
+}
+
+size_t ClientSession::pendingOutput() const {
+  return (out_ != nullptr ? out_->size() : 0) + (writing_ != nullptr ? writing_->size() : 0);
+}
+
+bool ClientSession::mayRead() const {
+  return fifo_.size() < worker_.config().limits.max_inflight_per_client &&
+         pendingOutput() < kOutputPauseBytes;
+}
+
+void ClientSession::updateReading() {
+  if (closing_) {
+    return;
+  }
+  const bool want = !input_stopped_ && mayRead();
+  if (want && !reading_) {
+    reading_ = true;
+    uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &ClientSession::onAllocCb,
+                  &ClientSession::onReadCb);
+  } else if (!want && reading_) {
+    reading_ = false;
+    if (!input_stopped_) {
+      worker_.stats().reads_paused.add();
+    }
+    uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+  }
+}
+
+void ClientSession::resume() {
+  resume_pending = false;
+  if (closing_ || input_stopped_ || !mayRead()) {
+    return;
+  }
+  if (in_ != nullptr && !in_->empty()) {
+    size_t used = processInput(in_->view());
+    if (in_ != nullptr) {
+      in_->consume(used);
+      if (in_->empty() || input_stopped_) {
+        worker_.buffers().release(in_);
+        in_ = nullptr;
+      }
+    }
+  }
+  updateReading();
+}
+
+void ClientSession::flush() {
+  dirty = false;
+  if (closing_ || writing_ != nullptr) {
+    return;
+  }
+  if (out_ == nullptr || out_->empty()) {
+    if (close_after_flush_ && fifo_.empty()) {
+      close("quit");
+    }
+    return;
+  }
+  const size_t size = out_->size();
+  worker_.stats().bytes_out.add(size);
+  uv_buf_t buf = uv_buf_init(const_cast<char*>(out_->readPtr()), static_cast<unsigned>(size));
+  int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
+  if (n == static_cast<int>(size)) {
+    worker_.buffers().release(out_);
+    out_ = nullptr;
+    if (close_after_flush_) {
+      close("quit");
+    } else if (!reading_ && !resume_pending) {
+      worker_.markResume(this);
+    }
+    return;
+  }
+  if (n < 0 && n != UV_EAGAIN) {
+    close(uv_strerror(n));
+    return;
+  }
+  if (n > 0) {
+    out_->consume(static_cast<size_t>(n));
+  }
+  writing_ = out_;
+  out_ = nullptr;
+  buf =
+      uv_buf_init(const_cast<char*>(writing_->readPtr()), static_cast<unsigned>(writing_->size()));
+  write_req_.data = this;
+  int rc = uv_write(&write_req_, reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1,
+                    &ClientSession::onWriteCb);
+  if (rc != 0) {
+    close(uv_strerror(rc));
+  }
+}
+
+void ClientSession::onWriteCb(uv_write_t* req, int status) {
+  auto* self = static_cast<ClientSession*>(req->data);
+  self->worker_.buffers().release(self->writing_);
+  self->writing_ = nullptr;
+  if (self->closing_) {
+    return;
+  }
+  if (status < 0) {
+    self->close(uv_strerror(status));
+    return;
+  }
+  if (self->out_ != nullptr && !self->out_->empty()) {
+    self->worker_.markDirty(self);
+  } else if (self->close_after_flush_ && self->fifo_.empty()) {
+    self->close("quit");
+  } else if (!self->reading_ && !self->resume_pending) {
+    self->worker_.markResume(self);
+  }
+}
+
+void ClientSession::close(std::string_view why) {
+  if (closing_) {
+    return;
+  }
+  closing_ = true;
+  spdlog::trace("worker {}: client {} closed: {}", worker_.index(), id_, why);
+  if (reading_) {
+    reading_ = false;
+    uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+  }
+  while (!fifo_.empty()) {
+    PendingRequest* request = fifo_.pop();
+    if (!request->done && request->outstanding > 0) {
+      request->owner = nullptr;  // the backend still refers to it; released on its reply
+    } else {
+      releaseRequest(request);
+    }
+  }
+  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &ClientSession::onCloseCb);
+}
+
+void ClientSession::onCloseCb(uv_handle_t* handle) {
+  auto* self = static_cast<ClientSession*>(handle->data);
+  BufferPool& pool = self->worker_.buffers();
+  pool.release(self->in_);
+  pool.release(self->out_);
+  pool.release(self->writing_);
+  self->worker_.sessionClosed(self);
+  delete self;
+}
+
+}  // namespace sp::session

@@ -1,0 +1,99 @@
+// ClientSession: one client connection on one worker.
+//
+// The request's journey and the ordering invariant:
+//
+//   socket ──read──▶ RequestParser ──frame──▶ dispatch ──┬─ local command: reply now
+//                                                        ├─ refused (unknown, CROSSSLOT, ...)
+//                                                        └─ routed: BackendConn::send(shard)
+//   every request gets a PendingRequest at the back of this session's FIFO;
+//   a backend reply completes its PendingRequest (a split one once all fragments are in);
+//   the completed prefix of the FIFO is moved to the output buffer, flushed in the check phase.
+//
+// So replies leave in request order whatever order shards answer in: a reply that completes
+// behind an unfinished request waits in its PendingRequest. Reading pauses while the FIFO holds
+// limits.max_inflight_per_client requests or while unsent output is large; a client whose unsent
+// output passes limits.client_output_buffer is closed. An idle session holds no buffer.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/buffer.h"
+#include "core/intrusive_queue.h"
+#include "resp/request_parser.h"
+#include "session/pending_request.h"
+
+namespace sp::net {
+class Worker;
+}
+
+namespace sp::session {
+
+class ClientSession {
+ public:
+  ClientSession(net::Worker& worker, uint64_t id);
+  ClientSession(const ClientSession&) = delete;
+  ClientSession& operator=(const ClientSession&) = delete;
+
+  uv_tcp_t* handle() { return &tcp_; }
+  void start();                                        // after uv_accept
+  void refuseConnection(std::string_view error_line);  // best-effort error line, then close
+  void close(std::string_view why);  // idempotent; the object deletes itself once closed
+  void flush();                      // the worker's check phase
+  void resume();                     // the worker's check phase, after markResume
+  bool idle() const { return fifo_.empty() && pendingOutput() == 0; }
+  bool dirty = false;
+  bool resume_pending = false;
+
+  uint64_t id() const { return id_; }
+  const std::string& name() const { return name_; }
+  void setName(std::string_view name) { name_ = std::string(name); }
+  net::Worker& worker() { return worker_; }
+
+  // Completion entry for backend replies (and errors standing in for them). `request` may be
+  // orphaned (its client gone), in which case it is only released once nothing refers to it.
+  static void onBackendReply(net::Worker& worker, PendingRequest* request, uint32_t fragment,
+                             std::string_view reply);
+
+ private:
+  ~ClientSession() = default;
+  static void onAllocCb(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
+  static void onReadCb(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
+  static void onWriteCb(uv_write_t* req, int status);
+  static void onCloseCb(uv_handle_t* handle);
+
+  void onRead(ssize_t nread, const uv_buf_t* buf);
+  size_t processInput(std::string_view data);  // returns bytes consumed
+  void dispatch(const resp::RequestFrame& frame, std::string_view raw);
+  void replyNow(std::string_view reply, bool close_after = false);
+  void refuse(std::string_view error_line);  // "-ERR ...\r\n" counted as refused
+  void protocolError();
+  void drainCompleted();
+  void appendOutput(std::string_view bytes);
+  size_t pendingOutput() const;
+  bool mayRead() const;
+  void updateReading();
+  void releaseRequest(PendingRequest* request);
+
+  net::Worker& worker_;
+  uint64_t id_;
+  uv_tcp_t tcp_{};
+  uv_write_t write_req_{};
+  resp::RequestParser parser_;
+  Buffer* in_ = nullptr;       // bytes of an incomplete request (none while idle)
+  Buffer* out_ = nullptr;      // replies not yet handed to the kernel
+  Buffer* writing_ = nullptr;  // replies of the uv_write in flight
+  IntrusiveQueue<PendingRequest, &PendingRequest::next> fifo_;
+  std::string name_;
+  bool closing_ = false;
+  bool reading_ = false;
+  bool input_stopped_ = false;      // QUIT or protocol error: ignore anything after it
+  bool close_after_flush_ = false;  // close once the output is written
+
+  friend class SessionAccess;
+};
+
+}  // namespace sp::session

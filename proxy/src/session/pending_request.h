@@ -1,0 +1,59 @@
+// PendingRequest: one client request waiting for its reply, and BackendOp, one request (or one
+// fragment of a split request) sent on a backend connection. Both are pooled per worker.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "resp/command_table.h"
+
+namespace sp::session {
+
+class ClientSession;
+
+struct PendingRequest {
+  ClientSession* owner = nullptr;  // nullptr once the client has gone: the reply is dropped
+  PendingRequest* next = nullptr;  // link in the owner's FIFO
+  uint32_t outstanding = 0;        // backend replies still expected (fragments of a split)
+  bool done = false;               // reply (merged, for a split) is complete
+  bool close_after = false;        // QUIT or protocol error: close once this reply is written
+  resp::MergeRule merge = resp::MergeRule::kNone;
+  uint16_t shard = 0;  // shard of a routed request (first fragment's for a split)
+  uint64_t start_ns = 0;
+  std::string reply;  // the reply, when it completes behind an unfinished request
+  // Split requests: one reply per fragment; for MGET, where each key's value sits.
+  std::vector<std::string> fragment_replies;
+  std::vector<uint32_t> key_fragment;  // key i -> fragment
+  std::vector<uint32_t> key_position;  // key i -> element index within that fragment's reply
+
+  void reset() {
+    owner = nullptr;
+    next = nullptr;
+    outstanding = 0;
+    done = false;
+    close_after = false;
+    merge = resp::MergeRule::kNone;
+    shard = 0;
+    start_ns = 0;
+    reply.clear();
+    if (reply.capacity() > (64u << 10)) {
+      std::string().swap(reply);
+    }
+    for (auto& f : fragment_replies) {
+      f.clear();
+    }
+    fragment_replies.clear();
+    key_fragment.clear();
+    key_position.clear();
+  }
+};
+
+// An entry in a backend connection's FIFO of requests sent.
+struct BackendOp {
+  PendingRequest* request = nullptr;  // nullptr for the proxy's own health PING
+  BackendOp* next = nullptr;
+  uint32_t fragment = 0;  // index into request->fragment_replies for split requests
+};
+
+}  // namespace sp::session
