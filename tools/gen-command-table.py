@@ -1,0 +1,645 @@
+#!/usr/bin/python3
+"""Generates the proxy's command table from a live redis-server 7.0.
+
+Starts its own redis-server on a free loopback port (no persistence, its own temp dir), reads
+COMMAND INFO and COMMAND DOCS for every command and subcommand, stops the server by PID, overlays
+the proxy's policy (POLICY below) and writes:
+
+  proxy/src/resp/command_table_data.inc   C++ data for sp::resp::CommandTable (checked in)
+  docs/commands.md                        the commands by class, for the README
+
+Usage: /usr/bin/python3 tools/gen-command-table.py [--redis-server PATH] [--out-dir REPO_ROOT]
+
+The RESP bytes of each COMMAND INFO entry are kept exactly as the server sent them (sliced out of
+the raw reply, never re-encoded from parsed values), so the proxy can answer COMMAND and
+COMMAND INFO byte-identically; the one liberty taken is the order of a container's nested
+subcommand entries, which redis-server itself varies from run to run (dict order) and which the
+generator sorts by name so that its output is reproducible. COMMAND DOCS entries keep summary/since/group/complexity only
+(also as the server's own bytes); arguments, history and nested subcommand docs are dropped to
+keep the generated file small.
+"""
+
+import argparse
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+# --------------------------------------------------------------------------------------------
+# The proxy's policy. Every command and subcommand ends up in exactly one class:
+#   local        answered by the proxy itself (kCmdLocal)
+#   split        multi-key, split per shard and merged (kCmdSplit + MergeRule)
+#   unsupported  refused with -ERR ... not supported by shardproxy (kCmdUnsupported)
+#   routed       everything else: forwarded to the shard that owns its key(s)
+# The rules are applied in this order, first match wins:
+#   1. LOCAL lists it                                   -> local
+#   2. SPLIT lists it                                   -> split
+#   3. UNSUPPORTED lists it (explicit, with a reason)   -> unsupported
+#   4. subcommand of a LOCAL container, not in LOCAL    -> unsupported ("not answered locally")
+#   5. Redis flag "blocking" (not in BLOCKING_ALLOWED)  -> unsupported ("blocking")
+#   6. Redis flag "pubsub"                              -> unsupported ("pub/sub")
+#   7. Redis flag "admin"                               -> unsupported ("server administration")
+#   8. takes no key at all (no key specs, first key 0)  -> unsupported ("keyless: no fan-out")
+#   9. otherwise                                        -> routed by key
+# A container (CLIENT, OBJECT, ...) gets a class of its own: its entry governs a request whose
+# subcommand is unknown. Containers of local subcommands are local (the local handler answers
+# "unknown subcommand"); other containers are keyless, hence unsupported by rule 8.
+POLICY = {
+    # name -> (MergeRule enumerator, arguments per key)
+    "split": {
+        "mget": ("kArrayInKeyOrder", 1),
+        "mset": ("kAllOk", 2),
+        "del": ("kSumIntegers", 1),
+        "unlink": ("kSumIntegers", 1),
+        "exists": ("kSumIntegers", 1),
+        "touch": ("kSumIntegers", 1),
+    },
+    "local": [
+        "ping", "echo", "quit", "select", "info",
+        "command", "command|count", "command|info", "command|docs", "command|list",
+        "command|getkeys",
+        "client", "client|setname", "client|getname", "client|id",
+    ],
+    # Exceptions to the generic rules: keyed commands the proxy refuses, and keyless ones whose
+    # reason is more specific than "keyless". Keyless commands not listed here are refused by
+    # rule 8 anyway.
+    "unsupported": {
+        "multi": "transactions", "exec": "transactions", "discard": "transactions",
+        "watch": "transactions", "unwatch": "transactions",
+        "wait": "blocking",
+        "move": "moves keys between databases", "swapdb": "moves keys between databases",
+        "migrate": "moves keys between instances",
+        "restore-asking": "cluster-internal", "asking": "cluster-internal",
+        "readonly": "cluster-internal", "readwrite": "cluster-internal",
+        "auth": "connection state", "hello": "connection state", "reset": "connection state",
+    },
+    # Blocking only with BLOCK; the proxy refuses BLOCK at run time and routes the rest.
+    "blocking_allowed": ["xread", "xreadgroup"],
+    # Routing key specs that replace Redis' own where Redis marks them "unknown" but a keyword
+    # finds the key: SORT ... STORE dest (the last STORE wins, as in Redis' sortGetKeys). The
+    # BY/GET spec stays unknown (falls back to the legacy range: the sorted key itself).
+    # COMMAND INFO bytes (info_resp) are not affected.
+    "keyspec_overrides": {
+        "sort": [
+            {"begin": ("index", 1), "find": ("range", 0, 1, 0)},
+            {"begin": ("unknown",), "find": ("unknown",)},
+            {"begin": ("keyword", "STORE", -2), "find": ("range", 0, 1, 0)},
+        ],
+    },
+}
+
+REASON_LOCAL_CONTAINER = "not answered locally"
+REASON_BLOCKING = "blocking"
+REASON_PUBSUB = "pub/sub"
+REASON_ADMIN = "server administration"
+REASON_KEYLESS = "keyless: no fan-out"
+
+REDIS_FLAG_BITS = [
+    ("write", "kCmdWrite"),
+    ("readonly", "kCmdReadOnly"),
+    ("admin", "kCmdAdmin"),
+    ("blocking", "kCmdBlocking"),
+    ("pubsub", "kCmdPubSub"),
+    ("movablekeys", "kCmdMovableKeys"),
+]
+
+DOCS_KEPT = ("summary", "since", "group", "complexity")
+
+
+# --------------------------------------------------------------------------------------------
+# A RESP2 reader that keeps each value's raw bytes.
+class Node:
+    __slots__ = ("kind", "value", "raw")
+
+    def __init__(self, kind, value, raw):
+        self.kind, self.value, self.raw = kind, value, raw
+
+    def py(self):
+        """Plain Python value: str/int/None/list."""
+        if self.kind == "*":
+            return [n.py() for n in self.value]
+        return self.value
+
+
+class Incomplete(Exception):
+    pass
+
+
+def parse(buf, pos):
+    end = buf.find(b"\r\n", pos)
+    if end < 0:
+        raise Incomplete()
+    kind = chr(buf[pos])
+    line = buf[pos + 1:end]
+    nxt = end + 2
+    if kind in "+-":
+        value = line.decode()
+    elif kind == ":":
+        value = int(line)
+    elif kind == "$":
+        n = int(line)
+        if n < 0:
+            value = None
+        else:
+            if len(buf) < nxt + n + 2:
+                raise Incomplete()
+            value = buf[nxt:nxt + n].decode()
+            nxt += n + 2
+    elif kind == "*":
+        value = []
+        for _ in range(int(line)):
+            child, nxt = parse(buf, nxt)
+            value.append(child)
+    else:
+        raise ValueError("bad RESP type byte %r at %d" % (kind, pos))
+    return Node(kind, value, bytes(buf[pos:nxt])), nxt
+
+
+def encode_command(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a.encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+class Client:
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+
+    def call(self, *args):
+        self.sock.sendall(encode_command(*args))
+        buf = bytearray()
+        while True:
+            data = self.sock.recv(1 << 20)
+            if not data:
+                raise RuntimeError("redis-server closed the connection")
+            buf += data
+            try:
+                node, used = parse(buf, 0)
+            except Incomplete:
+                continue
+            if used != len(buf):
+                raise RuntimeError("trailing bytes after reply")
+            if node.kind == "-":
+                raise RuntimeError("redis error: " + node.value)
+            return node
+
+    def close(self):
+        self.sock.close()
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def fetch_from_server(redis_server):
+    tmp = tempfile.mkdtemp(prefix="gen-command-table-")
+    port = free_port()
+    log = open(os.path.join(tmp, "redis.log"), "wb")
+    proc = subprocess.Popen(
+        [redis_server, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--dir", tmp, "--daemonize", "no"],
+        stdout=log, stderr=subprocess.STDOUT)
+    try:
+        client = None
+        deadline = time.time() + 10
+        while client is None:
+            if proc.poll() is not None:
+                raise RuntimeError("redis-server exited: see " + log.name)
+            try:
+                client = Client(port)
+            except OSError:
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.05)
+        version = next(line.split(":", 1)[1] for line in
+                       client.call("INFO", "server").value.splitlines()
+                       if line.startswith("redis_version:"))
+        info = client.call("COMMAND", "INFO")
+        docs = client.call("COMMAND", "DOCS")
+        count = client.call("COMMAND", "COUNT").value
+        client.close()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+    shutil.rmtree(tmp, ignore_errors=True)
+    return version, info, docs, count
+
+
+# --------------------------------------------------------------------------------------------
+# Model.
+class Command:
+    def __init__(self, node, parent=None):
+        v = node.value
+        assert len(v) == 10, "COMMAND INFO entry of %d elements" % len(v)
+        self.name = v[0].value
+        self.arity = v[1].value
+        self.redis_flags = [f.value for f in v[2].value]
+        self.first, self.last, self.step = v[3].value, v[4].value, v[5].value
+        self.key_specs = [kv_pairs(ks.py()) for ks in v[8].value]
+        self.parent = parent
+        self.subcommands = sorted((Command(s, self) for s in v[9].value), key=lambda c: c.name)
+        # Redis nests subcommand entries in its dict's (per-process, seeded) hash order; put them
+        # in name order so the output is the same on every run. Each entry keeps its own bytes.
+        head = b"*10\r\n" + b"".join(e.raw for e in v[:9])
+        assert head + v[9].raw == node.raw
+        self.info_resp = head + b"*%d\r\n" % len(self.subcommands) + b"".join(
+            s.info_resp for s in self.subcommands)
+        self.docs_resp = None
+        self.cls = None
+        self.reason = ""
+
+    def all(self):
+        yield self
+        for s in self.subcommands:
+            yield from s.all()
+
+
+def kv_pairs(flat):
+    return dict(zip(flat[::2], flat[1::2]))
+
+
+def routing_specs(cmd):
+    """Key specs used for routing: Redis' own minus 'not_key' ones, or the policy override."""
+    if cmd.name in POLICY["keyspec_overrides"]:
+        return POLICY["keyspec_overrides"][cmd.name]
+    out = []
+    for ks in cmd.key_specs:
+        if "not_key" in ks["flags"]:
+            continue  # Redis' own key extraction skips these too (sharded pub/sub channels)
+        bs, fk = ks["begin_search"], ks["find_keys"]
+        bspec, fspec = kv_pairs(bs[1::2][1]), kv_pairs(fk[1::2][1])
+        btype, ftype = bs[1], fk[1]
+        if btype == "index":
+            begin = ("index", bspec["index"])
+        elif btype == "keyword":
+            begin = ("keyword", bspec["keyword"], bspec["startfrom"])
+        else:
+            begin = ("unknown",)
+        if ftype == "range":
+            find = ("range", fspec["lastkey"], fspec["keystep"], fspec["limit"])
+        elif ftype == "keynum":
+            find = ("keynum", fspec["keynumidx"], fspec["firstkey"], fspec["keystep"])
+        else:
+            find = ("unknown",)
+        out.append({"begin": begin, "find": find})
+    return out
+
+
+def no_keys(cmd):
+    return not routing_specs(cmd) and cmd.first == 0
+
+
+def classify(cmd):
+    name = cmd.name
+    if name in POLICY["local"]:
+        return "local", ""
+    if name in POLICY["split"]:
+        return "split", ""
+    if name in POLICY["unsupported"]:
+        return "unsupported", POLICY["unsupported"][name]
+    if cmd.parent is not None and cmd.parent.name in POLICY["local"]:
+        return "unsupported", REASON_LOCAL_CONTAINER
+    if "blocking" in cmd.redis_flags and name not in POLICY["blocking_allowed"]:
+        return "unsupported", REASON_BLOCKING
+    if "pubsub" in cmd.redis_flags:
+        return "unsupported", REASON_PUBSUB
+    if "admin" in cmd.redis_flags:
+        return "unsupported", REASON_ADMIN
+    if no_keys(cmd):
+        return "unsupported", REASON_KEYLESS
+    return "routed", ""
+
+
+def flag_names(cmd):
+    out = [bit for redis, bit in REDIS_FLAG_BITS if redis in cmd.redis_flags]
+    if cmd.cls == "split":
+        out.append("kCmdSplit")
+    if cmd.cls == "local":
+        out.append("kCmdLocal")
+    if cmd.cls == "unsupported":
+        out.append("kCmdUnsupported")
+    if no_keys(cmd):
+        out.append("kCmdNoKeys")
+    if cmd.subcommands:
+        out.append("kCmdContainer")
+    return out
+
+
+def reduced_docs(name, docs_node):
+    """("name", map of DOCS_KEPT) as RESP2 bytes, each kept pair being the server's own bytes."""
+    pairs = docs_node.value
+    kept = []
+    for i in range(0, len(pairs), 2):
+        if pairs[i].value in DOCS_KEPT:
+            kept.append(pairs[i].raw + pairs[i + 1].raw)
+    nm = name.encode()
+    return b"$%d\r\n%s\r\n*%d\r\n" % (len(nm), nm, 2 * len(kept)) + b"".join(kept)
+
+
+def attach_docs(commands_by_name, docs_node, prefix=""):
+    pairs = docs_node.value
+    for i in range(0, len(pairs), 2):
+        name, body = pairs[i].value, pairs[i + 1]
+        commands_by_name[name].docs_resp = reduced_docs(name, body)
+        for j in range(0, len(body.value), 2):
+            if body.value[j].value == "subcommands":
+                attach_docs(commands_by_name, body.value[j + 1])
+
+
+# --------------------------------------------------------------------------------------------
+# C++ output.
+def ident(name):
+    return "".join(c if c.isalnum() else "_" for c in name)
+
+
+def cxx_escape(data):
+    """The bytes as C++ string-literal tokens (one per byte), and where RESP lines end."""
+    tokens, prev = [], ""
+    for b in data:
+        c = chr(b)
+        if c == "\r":
+            tok = "\\r"
+        elif c == "\n":
+            tok = "\\n"
+        elif c in "\"\\":
+            tok = "\\" + c
+        elif c == "?" and prev == "?":
+            tok = "\\?"  # no trigraphs
+        elif 0x20 <= b < 0x7F:
+            tok = c
+        else:
+            tok = "\\%03o" % b
+        tokens.append(tok)
+        prev = c
+    return tokens
+
+
+def cxx_char_array(name, data):
+    """constexpr char name[] = "...";, wrapped at RESP line ends (or anywhere in long lines) so
+    that no line passes 100 columns."""
+    width = 92
+    lines, cur = [], ""
+    line_tokens = []
+    for tok in cxx_escape(data):
+        line_tokens.append(tok)
+        if tok == "\\n":
+            piece = "".join(line_tokens)
+            line_tokens = []
+            if cur and len(cur) + len(piece) > width:
+                lines.append(cur)
+                cur = ""
+            if len(piece) <= width:
+                cur += piece
+                continue
+            for t in piece_tokens(piece):
+                if len(cur) + len(t) > width:
+                    lines.append(cur)
+                    cur = ""
+                cur += t
+    cur += "".join(line_tokens)
+    if cur:
+        lines.append(cur)
+    return "constexpr char %s[] =\n%s;" % (name, "\n".join('    "%s"' % l for l in lines))
+
+
+def piece_tokens(piece):
+    """Splits escaped text back into tokens (an escape stays whole)."""
+    out, i = [], 0
+    while i < len(piece):
+        if piece[i] == "\\":
+            n = 4 if piece[i + 1].isdigit() else 2
+            out.append(piece[i:i + n])
+            i += n
+        else:
+            out.append(piece[i])
+            i += 1
+    return out
+
+
+def cxx_keyspec(spec):
+    f, g = [], []
+    b = spec["begin"]
+    if b[0] == "index":
+        f += [".begin = KeySpec::Begin::kIndex", ".begin_index = %d" % b[1], ".begin_keyword = {}"]
+    elif b[0] == "keyword":
+        f += [".begin = KeySpec::Begin::kKeyword", '.begin_keyword = "%s"' % b[1].upper(),
+              ".begin_keyword_startfrom = %d" % b[2]]
+    else:
+        f += [".begin = KeySpec::Begin::kUnknown", ".begin_keyword = {}"]
+    k = spec["find"]
+    if k[0] == "range":
+        g += [".find = KeySpec::Find::kRange", ".range_lastkey = %d" % k[1],
+              ".range_keystep = %d" % k[2], ".range_limit = %d" % k[3]]
+    elif k[0] == "keynum":
+        g += [".find = KeySpec::Find::kKeyNum", ".keynum_index = %d" % k[1],
+              ".keynum_firstkey = %d" % k[2], ".keynum_keystep = %d" % k[3]]
+    else:
+        g += [".find = KeySpec::Find::kUnknown"]
+    return "    {" + ", ".join(f) + ",\n     " + ", ".join(g) + "},"
+
+
+def info_view(cmd):
+    """A subcommand's COMMAND INFO entry is a slice of its container's (it is nested there)."""
+    if cmd.parent is None:
+        return "{kInfo_%s, sizeof kInfo_%s - 1}" % (ident(cmd.name), ident(cmd.name))
+    at = cmd.parent.info_resp.find(cmd.info_resp)
+    assert at > 0 and cmd.parent.info_resp.find(cmd.info_resp, at + 1) < 0, cmd.name
+    return "{kInfo_%s + %d, %d}" % (ident(cmd.parent.name), at, len(cmd.info_resp))
+
+
+def cxx_command(cmd):
+    """One CommandInfo initializer, its fields wrapped at 100 columns."""
+    fields = ['.name = "%s"' % cmd.name, ".arity = %d" % cmd.arity,
+              ".flags = %s" % (" | ".join(flag_names(cmd)) or "0"),
+              ".first_key = %d" % cmd.first, ".last_key = %d" % cmd.last,
+              ".key_step = %d" % cmd.step]
+    if cmd.cls == "split":
+        rule, per_key = POLICY["split"][cmd.name]
+        fields += [".merge = MergeRule::%s" % rule, ".args_per_key = %d" % per_key]
+    # Every member without a default initializer is named (g++ -Wmissing-field-initializers).
+    fields.append(".key_specs = " + ("kKeySpecs_" + ident(cmd.name) if routing_specs(cmd) else "{}"))
+    fields.append(".subcommands = " +
+                  ("kSubcommands_" + ident(cmd.name) if cmd.subcommands else "{}"))
+    fields.append(".info_resp = %s" % info_view(cmd))
+    fields.append(".docs_resp = {kDocs_%s, sizeof kDocs_%s - 1}" % (ident(cmd.name),
+                                                                    ident(cmd.name)))
+    lines, cur = [], "    {"
+    for i, f in enumerate(fields):
+        f += "}," if i == len(fields) - 1 else ","
+        if len(cur) + 1 + len(f) > 100 and cur.strip() != "{":
+            lines.append(cur)
+            cur = "     " + f
+        else:
+            cur += ("" if cur.endswith("{") else " ") + f
+    lines.append(cur)
+    return "\n".join(lines)
+
+
+def write_inc(path, version, top):
+    everything = [c for t in top for c in t.all()]
+    idents = [ident(c.name) for c in everything]
+    assert len(set(idents)) == len(idents), "identifier clash"
+    o = []
+    o.append("// Generated by tools/gen-command-table.py from redis-server %s: do not edit." % version)
+    o.append("// Regenerate with: /usr/bin/python3 tools/gen-command-table.py")
+    o.append("// Included once, by command_table.cc, inside namespace sp::resp (unnamed namespace).")
+    o.append("// Defines kCommands (top-level commands sorted by name) and the arrays it points at.")
+    o.append("// clang-format off")
+    o.append("")
+    o.append('constexpr std::string_view kRedisVersion = "%s";' % version)
+    o.append("constexpr size_t kTopLevelCount = %d;" % len(top))
+    o.append("constexpr size_t kSubcommandCount = %d;" % (len(everything) - len(top)))
+    o.append("")
+    o.append("// COMMAND INFO entries of the top-level commands (subcommands are slices of these).")
+    for c in top:
+        o.append(cxx_char_array("kInfo_" + ident(c.name), c.info_resp))
+    o.append("")
+    o.append("// COMMAND DOCS: name + {summary, since, group, complexity}.")
+    for c in everything:
+        o.append(cxx_char_array("kDocs_" + ident(c.name), c.docs_resp))
+    o.append("")
+    o.append("// Routing key specs (Redis' own, without not_key specs, or POLICY overrides).")
+    for c in everything:
+        specs = routing_specs(c)
+        if specs:
+            o.append("constexpr KeySpec kKeySpecs_%s[] = {" % ident(c.name))
+            o += [cxx_keyspec(s) for s in specs]
+            o.append("};")
+    o.append("")
+
+    def emit_array(name, cmds):
+        for c in cmds:
+            if c.subcommands:
+                emit_array("kSubcommands_" + ident(c.name), c.subcommands)
+        o.append("constexpr CommandInfo %s[] = {" % name)
+        o.extend(cxx_command(c) for c in cmds)
+        o.append("};")
+        o.append("")
+
+    emit_array("kCommands", top)
+    o.append("// clang-format on")
+    with open(path, "w") as f:
+        f.write("\n".join(o) + "\n")
+
+
+# --------------------------------------------------------------------------------------------
+# docs/commands.md
+def write_docs(path, version, top):
+    entries = [c for t in top for c in t.all() if not c.subcommands]
+    by = {k: [c for c in entries if c.cls == k] for k in ("routed", "split", "local", "unsupported")}
+    upper = lambda c: c.name.upper().replace("|", " ")
+    o = ["# Commands",
+         "",
+         "Generated by `tools/gen-command-table.py` from redis-server %s's `COMMAND INFO`, with the"
+         % version,
+         "proxy's policy (the `POLICY` dict at the top of the script) overlaid. Do not edit by hand.",
+         "",
+         "| class | commands and subcommands (containers not counted) |",
+         "|---|---|"]
+    for k in ("routed", "split", "local", "unsupported"):
+        o.append("| %s | %d |" % (k, len(by[k])))
+    o += ["",
+          "A container (CLIENT, OBJECT, XINFO, ...) takes the class of its subcommand; an unknown",
+          "subcommand of CLIENT or COMMAND is answered by the proxy (`unknown subcommand`), of any",
+          "other container refused as unsupported.",
+          "",
+          "## Routed to the shard that owns the key",
+          "",
+          "Commands with several keys are forwarded whole when all keys hash to one slot, refused",
+          "with `-CROSSSLOT` otherwise. XREAD/XREADGROUP are routed without `BLOCK` only.",
+          ""]
+    groups = {}
+    for c in by["routed"]:
+        groups.setdefault(docs_group(c), []).append(c)
+    for g in sorted(groups):
+        o.append("- **%s**: %s" % (g, ", ".join("`%s`" % upper(c) for c in groups[g])))
+    o += ["", "## Split per shard and merged", "", "| command | merge |", "|---|---|"]
+    merge_text = {"kArrayInKeyOrder": "array, in the order of the request's keys",
+                  "kSumIntegers": "sum of the integer replies",
+                  "kAllOk": "`+OK` when every shard answered `+OK`, else the first error"}
+    for c in by["split"]:
+        o.append("| `%s` | %s |" % (upper(c), merge_text[POLICY["split"][c.name][0]]))
+    o += ["", "## Answered by the proxy", "",
+          ", ".join("`%s`" % upper(c) for c in by["local"]), "",
+          "## Unsupported", "", "Refused with `-ERR command '...' is not supported by shardproxy`.",
+          "", "| reason | commands |", "|---|---|"]
+    reasons = {}
+    for c in by["unsupported"]:
+        reasons.setdefault(c.reason, []).append(c)
+    for r in sorted(reasons):
+        o.append("| %s | %s |" % (r, ", ".join("`%s`" % upper(c) for c in reasons[r])))
+    with open(path, "w") as f:
+        f.write("\n".join(o) + "\n")
+
+
+def docs_group(cmd):
+    pairs = parse(cmd.docs_resp, 0)[1]
+    node, _ = parse(cmd.docs_resp, pairs)
+    d = kv_pairs(node.py())
+    return d.get("group", "other")
+
+
+# --------------------------------------------------------------------------------------------
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--redis-server", default=shutil.which("redis-server") or "/usr/bin/redis-server")
+    ap.add_argument("--out-dir", default=os.path.dirname(here), help="repository root")
+    args = ap.parse_args()
+
+    version, info, docs, count = fetch_from_server(args.redis_server)
+    top = sorted((Command(n) for n in info.value), key=lambda c: c.name)
+    if len(top) != count:
+        sys.exit("COMMAND INFO gave %d commands, COMMAND COUNT %d" % (len(top), count))
+    by_name = {c.name: c for t in top for c in t.all()}
+    attach_docs(by_name, docs)
+    missing = [n for n, c in by_name.items() if c.docs_resp is None]
+    if missing:
+        sys.exit("no COMMAND DOCS for: " + ", ".join(missing))
+    for name in list(POLICY["local"]) + list(POLICY["split"]) + list(POLICY["unsupported"]) + \
+            list(POLICY["blocking_allowed"]) + list(POLICY["keyspec_overrides"]):
+        if name not in by_name:
+            sys.exit("POLICY names '%s', which redis-server %s does not know" % (name, version))
+
+    for name, specs in POLICY["keyspec_overrides"].items():
+        if len(specs) != len(by_name[name].key_specs):
+            sys.exit("POLICY overrides %d key specs of '%s', redis-server has %d"
+                     % (len(specs), name, len(by_name[name].key_specs)))
+
+    counts = {}
+    for c in by_name.values():
+        c.cls, c.reason = classify(c)
+        counts[c.cls] = counts.get(c.cls, 0) + 1
+
+    inc = os.path.join(args.out_dir, "proxy/src/resp/command_table_data.inc")
+    md = os.path.join(args.out_dir, "docs/commands.md")
+    write_inc(inc, version, top)
+    os.makedirs(os.path.dirname(md), exist_ok=True)
+    write_docs(md, version, top)
+
+    print("redis-server %s: %d commands, %d subcommands" % (version, len(top), len(by_name) - len(top)))
+    for k in ("routed", "split", "local", "unsupported"):
+        print("  %-12s %3d" % (k, counts.get(k, 0)))
+    reasons = {}
+    for c in by_name.values():
+        if c.cls == "unsupported":
+            reasons[c.reason] = reasons.get(c.reason, 0) + 1
+    for r in sorted(reasons):
+        print("    %-26s %3d" % (r, reasons[r]))
+    print("wrote %s\nwrote %s" % (os.path.relpath(inc, args.out_dir), os.path.relpath(md, args.out_dir)))
+
+
+if __name__ == "__main__":
+    main()
