@@ -1,0 +1,59 @@
+// Merging the replies of split commands: MGET key order, integer sums, MSET all-OK, errors.
+#include "session/fanout.h"
+
+#include <gtest/gtest.h>
+
+namespace sp::session {
+namespace {
+
+PendingRequest splitRequest(resp::MergeRule rule, std::vector<std::string> replies) {
+  PendingRequest r;
+  r.merge = rule;
+  r.fragment_replies = std::move(replies);
+  return r;
+}
+
+TEST(FanoutMergeTest, MgetPutsValuesBackInKeyOrder) {
+  // Keys k0 k1 k2 k3: k0 and k2 went to fragment 0, k1 and k3 to fragment 1.
+  PendingRequest r = splitRequest(resp::MergeRule::kArrayInKeyOrder,
+                                  {"*2\r\n$2\r\nv0\r\n$-1\r\n", "*2\r\n$2\r\nv1\r\n$2\r\nv3\r\n"});
+  r.key_fragment = {0, 1, 0, 1};
+  r.key_position = {0, 0, 1, 1};
+  mergeReplies(&r);
+  EXPECT_EQ(r.reply, "*4\r\n$2\r\nv0\r\n$2\r\nv1\r\n$-1\r\n$2\r\nv3\r\n");
+}
+
+TEST(FanoutMergeTest, MgetWithShortFragmentIsAnError) {
+  PendingRequest r =
+      splitRequest(resp::MergeRule::kArrayInKeyOrder, {"*1\r\n$1\r\na\r\n", "*0\r\n"});
+  r.key_fragment = {0, 1};
+  r.key_position = {0, 0};
+  mergeReplies(&r);
+  EXPECT_EQ(r.reply[0], '-');
+}
+
+TEST(FanoutMergeTest, IntegersAreSummed) {
+  PendingRequest r = splitRequest(resp::MergeRule::kSumIntegers, {":2\r\n", ":0\r\n", ":5\r\n"});
+  mergeReplies(&r);
+  EXPECT_EQ(r.reply, ":7\r\n");
+}
+
+TEST(FanoutMergeTest, MsetIsOkOnlyWhenEveryFragmentIsOk) {
+  PendingRequest ok = splitRequest(resp::MergeRule::kAllOk, {"+OK\r\n", "+OK\r\n"});
+  mergeReplies(&ok);
+  EXPECT_EQ(ok.reply, "+OK\r\n");
+  PendingRequest odd = splitRequest(resp::MergeRule::kAllOk, {"+OK\r\n", ":1\r\n"});
+  mergeReplies(&odd);
+  EXPECT_EQ(odd.reply[0], '-');
+}
+
+TEST(FanoutMergeTest, FirstFragmentErrorWins) {
+  PendingRequest r = splitRequest(
+      resp::MergeRule::kSumIntegers,
+      {":1\r\n", "-ERR shard s1 (127.0.0.1:1) unavailable: x\r\n", "-WRONGTYPE other\r\n"});
+  mergeReplies(&r);
+  EXPECT_EQ(r.reply, "-ERR shard s1 (127.0.0.1:1) unavailable: x\r\n");
+}
+
+}  // namespace
+}  // namespace sp::session
