@@ -21,6 +21,10 @@ struct ConfigError {
 std::vector<ConfigError> loadYaml(std::string_view yaml_text, Config* out);
 std::vector<ConfigError> loadYamlFile(const std::string& path, Config* out);
 
+// loadYaml into a default Config, then validate(), reporting both like buildConfig does for a
+// file (validator messages that only repeat a loader error are left out). For tests and tools.
+std::vector<ConfigError> loadAndValidateYaml(std::string_view yaml_text, Config* out);
+
 // Whole-config checks after file and flags are merged: at least one shard, at most 16384,
 // duplicate names or addresses, slot ranges in 0..16383, overlapping or uncovered slots (when any
 // shard lists slots, every shard must), workers >= 0, limits > 0, a known log level.

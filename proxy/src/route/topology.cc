@@ -21,13 +21,15 @@ std::shared_ptr<const Topology> Topology::evenSplit(std::vector<ShardAddress> sh
   SP_ASSERT(!shards.empty() && shards.size() <= kSlotCount);
   auto topo = std::make_shared<Topology>();
   const uint32_t n = static_cast<uint32_t>(shards.size());
-  const uint32_t base = kSlotCount / n;
-  const uint32_t extra = kSlotCount % n;
+  // Shard i owns [round(i * 16384 / n), round((i + 1) * 16384 / n)), as redis-cli --cluster
+  // create splits (it rounds a float cursor; exact arithmetic agrees with it for n < 78 and stays
+  // balanced for every n).
   uint32_t slot = 0;
   for (uint32_t i = 0; i < n; ++i) {
-    uint32_t count = base + (i < extra ? 1 : 0);
-    for (uint32_t j = 0; j < count; ++j) {
-      topo->slot_to_shard_[slot++] = static_cast<uint16_t>(i);
+    const uint64_t twice = 2ull * (i + 1) * kSlotCount;
+    const uint32_t end = static_cast<uint32_t>((twice + n) / (2ull * n));
+    for (; slot < end; ++slot) {
+      topo->slot_to_shard_[slot] = static_cast<uint16_t>(i);
     }
   }
   SP_ASSERT(slot == kSlotCount);

@@ -29,8 +29,8 @@ struct SlotAssignment {
 
 class Topology {
  public:
-  // Splits the slots evenly over the shards: shard i owns a contiguous range, the first
-  // (16384 % n) shards one slot more, as redis-cli --cluster create does.
+  // Splits the slots evenly over the shards: shard i owns a contiguous range whose bounds are
+  // i * 16384 / n rounded, as redis-cli --cluster create splits them.
   static std::shared_ptr<const Topology> evenSplit(std::vector<ShardAddress> shards);
 
   // Explicit ranges; the caller has validated that they cover every slot exactly once.

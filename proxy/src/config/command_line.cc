@@ -1,0 +1,281 @@
+// parseCommandLine, usage and parseShardList: the flags of shardproxy. Both "--flag value" and
+// "--flag=value" are accepted; every bad flag is reported, each under its own name.
+#include <algorithm>
+#include <string>
+#include <string_view>
+
+#include "config/loader.h"
+#include "config/schema_limits.h"
+#include "config/value_parser.h"
+
+namespace sp::config {
+namespace {
+
+enum class Flag {
+  kConfig,
+  kCheckConfig,
+  kListen,
+  kPort,
+  kWorkers,
+  kShards,
+  kLogLevel,
+  kHelp,
+  kVersion
+};
+
+struct FlagSpec {
+  std::string_view name;
+  std::string_view alias;  // short form, or empty
+  Flag flag;
+  bool takes_value;
+};
+
+constexpr FlagSpec kFlags[] = {
+    {"--config", "-c", Flag::kConfig, true},    {"--check-config", "", Flag::kCheckConfig, true},
+    {"--listen", "", Flag::kListen, true},      {"--port", "", Flag::kPort, true},
+    {"--workers", "", Flag::kWorkers, true},    {"--shards", "", Flag::kShards, true},
+    {"--log-level", "", Flag::kLogLevel, true}, {"--help", "-h", Flag::kHelp, false},
+    {"--version", "", Flag::kVersion, false},
+};
+
+const FlagSpec* findFlag(std::string_view name) {
+  for (const FlagSpec& spec : kFlags) {
+    if (name == spec.name || (!spec.alias.empty() && name == spec.alias)) {
+      return &spec;
+    }
+  }
+  return nullptr;
+}
+
+// --listen HOST, HOST:PORT, [IPV6]:PORT, [IPV6] or a bare IPv6 literal. *port stays -1 when the
+// text has none.
+bool parseListen(std::string_view text, std::string* host, int* port, std::string* error) {
+  if (text.empty()) {
+    *error = "missing value";
+    return false;
+  }
+  if (text.front() == '[') {
+    const size_t close = text.find(']');
+    if (close == text.size() - 1) {
+      const std::string_view inner = text.substr(1, close - 1);
+      if (inner.find(':') == std::string_view::npos || !isValidHost(inner)) {
+        *error = "invalid IPv6 address '" + std::string(text) + "'";
+        return false;
+      }
+      *host = std::string(inner);
+      return true;
+    }
+    uint16_t parsed = 0;
+    if (!parseHostPort(text, host, &parsed, error)) {
+      return false;
+    }
+    *port = parsed;
+    return true;
+  }
+  const size_t colons = static_cast<size_t>(std::count(text.begin(), text.end(), ':'));
+  if (colons == 1) {
+    uint16_t parsed = 0;
+    if (!parseHostPort(text, host, &parsed, error)) {
+      return false;
+    }
+    *port = parsed;
+    return true;
+  }
+  // No colon: a host. Several: a bare IPv6 literal (use [addr]:port to add a port).
+  if (!isValidHost(text)) {
+    *error = "expected HOST or HOST:PORT, got '" + std::string(text) + "'";
+    return false;
+  }
+  *host = std::string(text);
+  return true;
+}
+
+class Parser {
+ public:
+  explicit Parser(CommandLine* out) : out_(out) {}
+
+  std::vector<ConfigError> run(int argc, const char* const* argv) {
+    for (int i = 1; i < argc; ++i) {
+      const std::string_view arg = argv[i];
+      if (arg.size() < 2 || arg[0] != '-') {
+        error(std::string(arg), "unexpected argument (options start with --; see --help)");
+        continue;
+      }
+      const size_t eq = arg.find('=');
+      const std::string_view name = arg.substr(0, eq);
+      const FlagSpec* spec = findFlag(name);
+      if (spec == nullptr) {
+        error(std::string(name), "unknown flag (see --help)");
+        continue;
+      }
+      if (!spec->takes_value) {
+        if (eq != std::string_view::npos) {
+          error(std::string(name), "takes no value");
+        } else {
+          apply(*spec, {});
+        }
+        continue;
+      }
+      std::string_view value;
+      if (eq != std::string_view::npos) {
+        value = arg.substr(eq + 1);
+      } else if (i + 1 < argc && std::string_view(argv[i + 1]).substr(0, 2) != "--") {
+        value = argv[++i];
+      } else {
+        error(std::string(name), "missing value");
+        continue;
+      }
+      if (value.empty()) {
+        error(std::string(name), "missing value");
+        continue;
+      }
+      apply(*spec, value);
+    }
+    if (port_from_flag_ >= 0) {
+      out_->port = port_from_flag_;
+    } else if (port_from_listen_ >= 0) {
+      out_->port = port_from_listen_;
+    }
+    return std::move(errors_);
+  }
+
+ private:
+  void error(std::string path, std::string message) {
+    errors_.push_back({std::move(path), std::move(message)});
+  }
+
+  void apply(const FlagSpec& spec, std::string_view value) {
+    const std::string name(spec.name);
+    std::string message;
+    switch (spec.flag) {
+      case Flag::kConfig:
+        out_->config_path = std::string(value);
+        break;
+      case Flag::kCheckConfig:
+        out_->config_path = std::string(value);
+        out_->check_config = true;
+        break;
+      case Flag::kListen: {
+        std::string host;
+        int port = -1;
+        if (!parseListen(value, &host, &port, &message)) {
+          error(name, message);
+          break;
+        }
+        out_->listen_host = host;
+        port_from_listen_ = port;
+        break;
+      }
+      case Flag::kPort: {
+        uint16_t port = 0;
+        if (!parsePort(value, &port, &message)) {
+          error(name, message);
+          break;
+        }
+        port_from_flag_ = port;
+        break;
+      }
+      case Flag::kWorkers: {
+        uint64_t workers = 0;
+        if (!parseUnsigned(value, kMaxWorkers, &workers, &message)) {
+          error(name, message);
+          break;
+        }
+        out_->workers = static_cast<int>(workers);
+        break;
+      }
+      case Flag::kShards: {
+        std::vector<ShardConfig> shards;
+        std::vector<ConfigError> shard_errors = parseShardList(value, &shards);
+        errors_.insert(errors_.end(), shard_errors.begin(), shard_errors.end());
+        if (shard_errors.empty()) {
+          out_->shards = std::string(value);
+        }
+        break;
+      }
+      case Flag::kLogLevel:
+        if (!isLogLevel(value)) {
+          error(name, "unknown level '" + std::string(value) +
+                          "' (expected trace, debug, info, warn, error, critical or off)");
+          break;
+        }
+        out_->log_level = std::string(value);
+        break;
+      case Flag::kHelp:
+        out_->show_help = true;
+        break;
+      case Flag::kVersion:
+        out_->show_version = true;
+        break;
+    }
+  }
+
+  CommandLine* out_;
+  std::vector<ConfigError> errors_;
+  int port_from_flag_ = -1;  // --port wins over a port in --listen, whatever the order
+  int port_from_listen_ = -1;
+};
+
+}  // namespace
+
+std::vector<ConfigError> parseShardList(std::string_view list, std::vector<ShardConfig>* out) {
+  std::vector<ConfigError> errors;
+  out->clear();
+  size_t index = 0;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string_view::npos) {
+      comma = list.size();
+    }
+    std::string_view entry = list.substr(start, comma - start);
+    while (!entry.empty() && entry.front() == ' ') {
+      entry.remove_prefix(1);
+    }
+    while (!entry.empty() && entry.back() == ' ') {
+      entry.remove_suffix(1);
+    }
+    ShardConfig shard;
+    shard.name = "shard" + std::to_string(index);
+    std::string message;
+    if (entry.empty()) {
+      errors.push_back({"--shards", "entry " + std::to_string(index) + " is empty in '" +
+                                        std::string(list) + "'"});
+    } else if (!parseHostPort(entry, &shard.host, &shard.port, &message)) {
+      errors.push_back({"--shards", message});
+    } else {
+      out->push_back(std::move(shard));
+    }
+    ++index;
+    start = comma + 1;
+  }
+  return errors;
+}
+
+std::vector<ConfigError> parseCommandLine(int argc, const char* const* argv, CommandLine* out) {
+  return Parser(out).run(argc, argv);
+}
+
+std::string usage() {
+  return "Usage: shardproxy [--config FILE] [options]\n"
+         "       shardproxy --check-config FILE\n"
+         "\n"
+         "A sharding Redis proxy: routes each key by its Redis Cluster slot to one of the shards.\n"
+         "Flags override the config file; without --config the proxy runs from flags alone\n"
+         "(then --shards is required).\n"
+         "\n"
+         "Options (--flag value or --flag=value):\n"
+         "  -c, --config FILE        load the YAML config FILE (see conf/proxy.yaml)\n"
+         "      --check-config FILE  validate FILE (with the other flags), print problems, exit\n"
+         "                           0 when valid, 2 when not\n"
+         "      --listen HOST[:PORT] address to listen on ([::1]:6380 for IPv6)\n"
+         "      --port N             port to listen on (wins over a port in --listen)\n"
+         "      --workers N          worker threads; 0 = one per core\n"
+         "      --shards H:P,H:P,... shard addresses (replaces the file's shards; slots split\n"
+         "                           evenly)\n"
+         "      --log-level LEVEL    trace, debug, info, warn, error, critical or off\n"
+         "  -h, --help               print this help and exit\n"
+         "      --version            print the version and exit\n";
+}
+
+}  // namespace sp::config

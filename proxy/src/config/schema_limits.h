@@ -1,0 +1,17 @@
+// Upper bounds on configuration values, shared by the YAML loader, the command line and the
+// validator so that all three report the same range.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+namespace sp::config {
+
+inline constexpr int kMaxWorkers = 1024;
+inline constexpr int kMaxBackendConnections = 1024;
+inline constexpr size_t kMaxShards = 16384;  // one slot each at most
+// Sizes are compared with signed RESP lengths, so they stay below 2^63.
+inline constexpr uint64_t kMaxSizeBytes =
+    static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+
+}  // namespace sp::config

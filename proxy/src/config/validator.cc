@@ -1,0 +1,243 @@
+// validate: whole-config rules that no single value can check on its own — shard names and
+// addresses unique, slot ranges covering 0..16383 exactly once, cross-field bounds. Paths are the
+// YAML paths even when the value came from a flag, so one message format serves both.
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config/loader.h"
+#include "config/schema_limits.h"
+#include "config/value_parser.h"
+#include "route/key_slot.h"
+
+namespace sp::config {
+namespace {
+
+constexpr int kNoOwner = -1;
+constexpr size_t kMaxListedRanges = 8;  // uncovered ranges named before "and N more"
+
+std::string shardPath(size_t i) { return "shards[" + std::to_string(i) + "]"; }
+
+std::string rangeText(uint32_t first, uint32_t last) {
+  return first == last ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(last);
+}
+
+std::string slotsText(uint32_t first, uint32_t last) {
+  return (first == last ? "slot " : "slots ") + rangeText(first, last);
+}
+
+class Validator {
+ public:
+  std::vector<ConfigError> run(const Config& c) {
+    checkScalars(c);
+    checkShards(c.shards);
+    return std::move(errors_);
+  }
+
+ private:
+  void error(std::string path, std::string message) {
+    errors_.push_back({std::move(path), std::move(message)});
+  }
+
+  void positive(const char* path, uint64_t value) {
+    if (value == 0) {
+      error(path, "must be greater than 0");
+    }
+  }
+
+  void checkScalars(const Config& c) {
+    if (c.listen_host.empty()) {
+      error("listen.host", "must not be empty");
+    } else if (!isValidHost(c.listen_host)) {
+      error("listen.host", "invalid host '" + c.listen_host + "'");
+    }
+    if (c.listen_port == 0) {
+      error("listen.port", "port must be 1..65535, got '0'");
+    }
+    if (c.workers < 0 || c.workers > kMaxWorkers) {
+      error("workers", "must be 0 (one per core) to " + std::to_string(kMaxWorkers) + ", got " +
+                           std::to_string(c.workers));
+    }
+    if (c.backend_connections < 1 || c.backend_connections > kMaxBackendConnections) {
+      error("backend.connections", "must be 1 to " + std::to_string(kMaxBackendConnections) +
+                                       ", got " + std::to_string(c.backend_connections));
+    }
+    positive("backend.connect_timeout_ms", c.backend_connect_timeout_ms);
+    positive("backend.reconnect_min_ms", c.backend_reconnect_min_ms);
+    if (c.backend_reconnect_max_ms < c.backend_reconnect_min_ms) {
+      error("backend.reconnect_max_ms", "must be at least backend.reconnect_min_ms (" +
+                                            std::to_string(c.backend_reconnect_min_ms) + "), got " +
+                                            std::to_string(c.backend_reconnect_max_ms));
+    }
+    positive("limits.max_bulk_len", c.limits.max_bulk_len);
+    positive("limits.max_array_len", c.limits.max_array_len);
+    positive("limits.max_inline_len", c.limits.max_inline_len);
+    positive("limits.max_inflight_per_client", c.limits.max_inflight_per_client);
+    positive("limits.client_output_buffer", c.limits.client_output_buffer);
+    positive("limits.max_clients", c.limits.max_clients);
+    if (!isLogLevel(c.log_level)) {
+      error("log_level", "unknown level '" + c.log_level +
+                             "' (expected trace, debug, info, warn, error, critical or off)");
+    }
+  }
+
+  void checkShards(const std::vector<ShardConfig>& shards) {
+    if (shards.empty()) {
+      error("shards", "at least one shard is required (use --shards or a config file)");
+      return;
+    }
+    if (shards.size() > kMaxShards) {
+      error("shards", "at most " + std::to_string(kMaxShards) + " shards are supported, got " +
+                          std::to_string(shards.size()));
+    }
+    checkNamesAndAddresses(shards);
+    if (shards.size() <= kMaxShards) {
+      checkSlots(shards);
+    }
+  }
+
+  void checkNamesAndAddresses(const std::vector<ShardConfig>& shards) {
+    std::map<std::string, size_t> names;
+    std::map<std::pair<std::string, uint16_t>, size_t> addresses;
+    for (size_t i = 0; i < shards.size(); ++i) {
+      const ShardConfig& shard = shards[i];
+      if (shard.name.empty()) {
+        error(shardPath(i) + ".name", "must not be empty");
+      } else if (auto [it, inserted] = names.emplace(shard.name, i); !inserted) {
+        error(shardPath(i) + ".name",
+              "duplicate name '" + shard.name + "' (also " + shardPath(it->second) + ")");
+      }
+      const std::string address_path = shardPath(i) + ".address";
+      if (shard.host.empty()) {
+        error(address_path, "missing host");
+        continue;
+      }
+      if (!isValidHost(shard.host)) {
+        error(address_path, "invalid host '" + shard.host + "'");
+        continue;
+      }
+      if (shard.port == 0) {
+        error(address_path, "port must be 1..65535, got '0'");
+        continue;
+      }
+      std::string host_key = shard.host;
+      std::transform(host_key.begin(), host_key.end(), host_key.begin(),
+                     [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+      if (auto [it, inserted] = addresses.emplace(std::make_pair(host_key, shard.port), i);
+          !inserted) {
+        error(address_path, "duplicate address " + formatHostPort(shard.host, shard.port) +
+                                " (also " + shardPath(it->second) + ")");
+      }
+    }
+  }
+
+  void checkSlots(const std::vector<ShardConfig>& shards) {
+    const size_t with_slots = static_cast<size_t>(std::count_if(
+        shards.begin(), shards.end(), [](const ShardConfig& s) { return !s.slots.empty(); }));
+    if (with_slots == 0) {
+      return;  // even split
+    }
+    const bool mixed = with_slots != shards.size();
+    if (mixed) {
+      for (size_t i = 0; i < shards.size(); ++i) {
+        if (shards[i].slots.empty()) {
+          error(shardPath(i) + ".slots",
+                "missing: when any shard lists slots, every shard must (or none, for an even "
+                "split)");
+        }
+      }
+    }
+    std::vector<int> owner(route::kSlotCount, kNoOwner);
+    for (size_t i = 0; i < shards.size(); ++i) {
+      for (size_t j = 0; j < shards[i].slots.size(); ++j) {
+        claimRange(shards[i].slots[j], static_cast<int>(i),
+                   shardPath(i) + ".slots[" + std::to_string(j) + "]", &owner);
+      }
+    }
+    if (!mixed) {
+      reportUncovered(owner);
+    }
+  }
+
+  // Checks one range and marks its free slots as owned by shard; reports the parts that another
+  // range already owns, one message per (contiguous run, owner).
+  void claimRange(const SlotRange& range, int shard, const std::string& path,
+                  std::vector<int>* owner) {
+    if (range.first >= route::kSlotCount || range.last >= route::kSlotCount) {
+      const uint32_t bad = range.first >= route::kSlotCount ? range.first : range.last;
+      error(path, "slot " + std::to_string(bad) + " is out of range 0..16383");
+      return;
+    }
+    if (range.first > range.last) {
+      error(path, "reversed range " + rangeText(range.first, range.last) + " (write " +
+                      rangeText(range.last, range.first) + ")");
+      return;
+    }
+    uint32_t run_first = 0;
+    int run_owner = kNoOwner;
+    auto flush = [&](uint32_t run_last) {
+      if (run_owner == kNoOwner) {
+        return;
+      }
+      const bool one = run_first == run_last;
+      std::string message = slotsText(run_first, run_last) + (one ? " overlaps " : " overlap ");
+      message += run_owner == shard ? "another range of this shard"
+                                    : shardPath(static_cast<size_t>(run_owner));
+      error(path, message);
+      run_owner = kNoOwner;
+    };
+    for (uint32_t s = range.first; s <= range.last; ++s) {
+      const int current = (*owner)[s];
+      if (current != run_owner) {
+        flush(s - 1);
+        run_owner = current;
+        run_first = s;
+      }
+      if (current == kNoOwner) {
+        (*owner)[s] = shard;
+      }
+    }
+    flush(range.last);
+  }
+
+  void reportUncovered(const std::vector<int>& owner) {
+    std::vector<std::pair<uint32_t, uint32_t>> runs;
+    uint32_t total = 0;
+    for (uint32_t s = 0; s < route::kSlotCount; ++s) {
+      if (owner[s] != kNoOwner) {
+        continue;
+      }
+      ++total;
+      if (!runs.empty() && runs.back().second + 1 == s) {
+        runs.back().second = s;
+      } else {
+        runs.emplace_back(s, s);
+      }
+    }
+    if (runs.empty()) {
+      return;
+    }
+    std::string list;
+    for (size_t k = 0; k < runs.size() && k < kMaxListedRanges; ++k) {
+      list += (k == 0 ? "" : ", ") + rangeText(runs[k].first, runs[k].second);
+    }
+    if (runs.size() > kMaxListedRanges) {
+      list += " and " + std::to_string(runs.size() - kMaxListedRanges) + " more ranges";
+    }
+    const bool one = total == 1;
+    error("shards", (one ? "slot " : "slots ") + list + (one ? " is" : " are") +
+                        " not assigned to any shard");
+  }
+
+  std::vector<ConfigError> errors_;
+};
+
+}  // namespace
+
+std::vector<ConfigError> validate(const Config& config) { return Validator().run(config); }
+
+}  // namespace sp::config

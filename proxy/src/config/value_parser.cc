@@ -1,0 +1,199 @@
+// Scalar value parsers shared by the YAML loader and the command line.
+#include "config/value_parser.h"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <limits>
+
+namespace sp::config {
+namespace {
+
+std::string quoted(std::string_view text) {
+  std::string out = "'";
+  out.append(text);
+  out += "'";
+  return out;
+}
+
+bool allDigits(std::string_view text) {
+  return !text.empty() &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Digits into *out; false on overflow of uint64_t. The caller has checked allDigits().
+bool digitsToU64(std::string_view text, uint64_t* out) {
+  uint64_t value = 0;
+  for (char c : text) {
+    const uint64_t digit = static_cast<uint64_t>(c - '0');
+    if (value > (std::numeric_limits<uint64_t>::max() - digit) / 10) {
+      return false;
+    }
+    value = value * 10 + digit;
+  }
+  *out = value;
+  return true;
+}
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+}  // namespace
+
+bool parseUnsigned(std::string_view text, uint64_t max, uint64_t* out, std::string* error) {
+  if (!allDigits(text)) {
+    *error = (!text.empty() && text[0] == '-') ? "expected a non-negative integer, got "
+                                               : "expected an integer, got ";
+    *error += quoted(text);
+    return false;
+  }
+  uint64_t value = 0;
+  if (!digitsToU64(text, &value) || value > max) {
+    *error = "value " + std::string(text) + " is too large (at most " + std::to_string(max) + ")";
+    return false;
+  }
+  *out = value;
+  return true;
+}
+
+bool parseSize(std::string_view text, uint64_t max, uint64_t* out, std::string* error) {
+  struct Unit {
+    std::string_view name;
+    int shift;
+  };
+  static constexpr std::array<Unit, 8> kUnits = {{
+      {"", 0},
+      {"b", 0},
+      {"k", 10},
+      {"kb", 10},
+      {"m", 20},
+      {"mb", 20},
+      {"g", 30},
+      {"gb", 30},
+  }};
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
+    ++digits;
+  }
+  const std::string_view number = text.substr(0, digits);
+  std::string_view unit = text.substr(digits);
+  const bool spaced = !unit.empty() && unit.front() == ' ';
+  while (!unit.empty() && unit.front() == ' ') {
+    unit.remove_prefix(1);
+  }
+  const std::string unit_lower = lower(unit);
+  int shift = -1;
+  for (const Unit& u : kUnits) {
+    if (unit_lower == u.name) {
+      shift = u.shift;
+    }
+  }
+  if (number.empty() || shift < 0 || (spaced && unit.empty())) {
+    *error = "expected a size (e.g. 512mb, 64kb, 1024), got " + quoted(text);
+    return false;
+  }
+  uint64_t value = 0;
+  if (!digitsToU64(number, &value) || value > (std::numeric_limits<uint64_t>::max() >> shift) ||
+      (value << shift) > max) {
+    *error = "size " + quoted(text) + " is too large (at most " + std::to_string(max) + " bytes)";
+    return false;
+  }
+  *out = value << shift;
+  return true;
+}
+
+bool parsePort(std::string_view text, uint16_t* out, std::string* error) {
+  uint64_t value = 0;
+  if (!allDigits(text)) {
+    *error = "expected a port number, got " + quoted(text);
+    return false;
+  }
+  if (!digitsToU64(text, &value) || value == 0 || value > 65535) {
+    *error = "port must be 1..65535, got " + quoted(text);
+    return false;
+  }
+  *out = static_cast<uint16_t>(value);
+  return true;
+}
+
+bool isValidHost(std::string_view host) {
+  if (host.empty() || host.size() > 253) {
+    return false;
+  }
+  if (host.find(':') != std::string_view::npos) {
+    // IPv6 literal, possibly with a %zone suffix (fe80::1%eth0).
+    std::string addr(host.substr(0, host.find('%')));
+    in6_addr parsed{};
+    return inet_pton(AF_INET6, addr.c_str(), &parsed) == 1;
+  }
+  return std::all_of(host.begin(), host.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
+  });
+}
+
+bool parseHostPort(std::string_view text, std::string* host, uint16_t* port, std::string* error) {
+  std::string_view host_part;
+  std::string_view port_part;
+  if (!text.empty() && text.front() == '[') {
+    const size_t close = text.find(']');
+    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+      *error = "expected [ipv6]:port, got " + quoted(text);
+      return false;
+    }
+    host_part = text.substr(1, close - 1);
+    port_part = text.substr(close + 2);
+    if (host_part.find(':') == std::string_view::npos || !isValidHost(host_part)) {
+      *error = "invalid IPv6 address in " + quoted(text);
+      return false;
+    }
+  } else {
+    const size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos || colon == 0) {
+      *error = "expected host:port, got " + quoted(text);
+      return false;
+    }
+    host_part = text.substr(0, colon);
+    port_part = text.substr(colon + 1);
+    if (host_part.find(':') != std::string_view::npos) {
+      *error = "expected host:port, got " + quoted(text) + " (write IPv6 as [addr]:port)";
+      return false;
+    }
+    if (!isValidHost(host_part)) {
+      *error = "invalid host " + quoted(host_part) + " in " + quoted(text);
+      return false;
+    }
+  }
+  uint16_t parsed_port = 0;
+  if (!parsePort(port_part, &parsed_port, error)) {
+    return false;
+  }
+  *host = std::string(host_part);
+  *port = parsed_port;
+  return true;
+}
+
+bool isLogLevel(std::string_view level) {
+  static constexpr std::array<std::string_view, 7> kLevels = {"trace", "debug",    "info", "warn",
+                                                              "error", "critical", "off"};
+  return std::find(kLevels.begin(), kLevels.end(), level) != kLevels.end();
+}
+
+std::string formatHostPort(std::string_view host, uint16_t port) {
+  std::string out;
+  if (host.find(':') != std::string_view::npos) {
+    out = "[" + std::string(host) + "]";
+  } else {
+    out = std::string(host);
+  }
+  out += ":" + std::to_string(port);
+  return out;
+}
+
+}  // namespace sp::config

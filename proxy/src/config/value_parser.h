@@ -1,0 +1,34 @@
+// Parsers for the scalar values found in config files and flags: integers, sizes, ports, hosts
+// and host:port addresses. Pure functions: each returns false and sets *error to a message
+// without a path ("expected a size, got 'abc'"); the caller adds the path.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace sp::config {
+
+// Decimal digits only: no sign, no whitespace, no trailing garbage; value <= max.
+bool parseUnsigned(std::string_view text, uint64_t max, uint64_t* out, std::string* error);
+
+// A byte size: an integer with an optional unit b, k/kb, m/mb, g/gb (powers of 1024,
+// case-insensitive, optional spaces before the unit), e.g. "512mb", "64KB", "100"; value <= max.
+bool parseSize(std::string_view text, uint64_t max, uint64_t* out, std::string* error);
+
+// A TCP port, 1..65535.
+bool parsePort(std::string_view text, uint16_t* out, std::string* error);
+
+// A hostname ([A-Za-z0-9._-]) or an IPv4/IPv6 literal (IPv6 without brackets, optional %zone).
+bool isValidHost(std::string_view host);
+
+// "host:port", "[ipv6]:port". *host gets the host without brackets.
+bool parseHostPort(std::string_view text, std::string* host, uint16_t* port, std::string* error);
+
+// One of trace, debug, info, warn, error, critical, off (spdlog's names; lower case).
+bool isLogLevel(std::string_view level);
+
+// "host:port" for logs and messages, with brackets around IPv6 literals.
+std::string formatHostPort(std::string_view host, uint16_t port);
+
+}  // namespace sp::config

@@ -1,0 +1,401 @@
+// loadYaml: walks the YAML tree against the schema documented in conf/proxy.yaml. Every problem
+// becomes a ConfigError with its YAML path; the walk never stops at the first one. Values are
+// checked for syntax and for fitting their field here; whole-config rules live in validator.cc.
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <initializer_list>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include "config/loader.h"
+#include "config/schema_limits.h"
+#include "config/value_parser.h"
+
+namespace sp::config {
+namespace {
+
+std::string describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return "'" + node.Scalar() + "'";
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      break;
+  }
+  return "nothing";
+}
+
+std::string child(const std::string& path, std::string_view key) {
+  return path.empty() ? std::string(key) : path + "." + std::string(key);
+}
+
+std::string element(const std::string& path, size_t index) {
+  return path + "[" + std::to_string(index) + "]";
+}
+
+size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) {
+    row[j] = j;
+  }
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+class YamlReader {
+ public:
+  explicit YamlReader(std::vector<ConfigError>* errors) : errors_(errors) {}
+
+  void readRoot(const YAML::Node& root, Config* out) {
+    forEachKey(
+        root, "",
+        {"listen", "workers", "shards", "backend", "limits", "shutdown_timeout_ms", "log_level"},
+        [&](std::string_view key, const YAML::Node& value, const std::string& path) {
+          if (key == "listen") {
+            readListen(value, path, out);
+          } else if (key == "workers") {
+            readInt(value, path, kMaxWorkers, &out->workers);
+          } else if (key == "shards") {
+            readShards(value, path, &out->shards);
+          } else if (key == "backend") {
+            readBackend(value, path, out);
+          } else if (key == "limits") {
+            readLimits(value, path, &out->limits);
+          } else if (key == "shutdown_timeout_ms") {
+            readU32(value, path, &out->shutdown_timeout_ms);
+          } else {
+            readString(value, path, &out->log_level);
+          }
+        });
+  }
+
+ private:
+  void error(const std::string& path, std::string message) {
+    errors_->push_back({path, std::move(message)});
+  }
+
+  // Calls fn(key, value, path) for each known key of a map, in document order; reports unknown
+  // and duplicate keys and non-string keys. A null node is an empty map.
+  template <typename Fn>
+  void forEachKey(const YAML::Node& map, const std::string& path,
+                  std::initializer_list<std::string_view> known, Fn fn) {
+    if (map.IsNull()) {
+      return;
+    }
+    if (!map.IsMap()) {
+      error(path.empty() ? "(top level)" : path, "expected a map, got " + describe(map));
+      return;
+    }
+    std::set<std::string> seen;
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      if (!it->first.IsScalar()) {
+        error(path.empty() ? "(top level)" : path,
+              "keys must be strings, got " + describe(it->first));
+        continue;
+      }
+      const std::string& key = it->first.Scalar();
+      const std::string key_path = child(path, key);
+      if (!seen.insert(key).second) {
+        error(key_path, "duplicate key");
+        continue;
+      }
+      if (std::find(known.begin(), known.end(), key) == known.end()) {
+        std::string message = "unknown key";
+        for (std::string_view candidate : known) {
+          if (editDistance(key, candidate) <= 2) {
+            message += " (did you mean '" + std::string(candidate) + "'?)";
+            break;
+          }
+        }
+        error(key_path, message);
+        continue;
+      }
+      fn(std::string_view(key), it->second, key_path);
+    }
+  }
+
+  bool scalar(const YAML::Node& node, const std::string& path, std::string_view what,
+              std::string* out) {
+    if (!node.IsScalar()) {
+      error(path, "expected " + std::string(what) + ", got " + describe(node));
+      return false;
+    }
+    *out = node.Scalar();
+    return true;
+  }
+
+  bool readUnsigned(const YAML::Node& node, const std::string& path, uint64_t max, uint64_t* out) {
+    std::string text;
+    std::string message;
+    if (!scalar(node, path, "an integer", &text)) {
+      return false;
+    }
+    if (!parseUnsigned(text, max, out, &message)) {
+      error(path, message);
+      return false;
+    }
+    return true;
+  }
+
+  void readU32(const YAML::Node& node, const std::string& path, uint32_t* out) {
+    uint64_t value = 0;
+    if (readUnsigned(node, path, std::numeric_limits<uint32_t>::max(), &value)) {
+      *out = static_cast<uint32_t>(value);
+    }
+  }
+
+  void readInt(const YAML::Node& node, const std::string& path, int max, int* out) {
+    uint64_t value = 0;
+    if (readUnsigned(node, path, static_cast<uint64_t>(max), &value)) {
+      *out = static_cast<int>(value);
+    }
+  }
+
+  void readSize(const YAML::Node& node, const std::string& path, uint64_t max, uint64_t* out) {
+    std::string text;
+    std::string message;
+    if (!scalar(node, path, "a size", &text)) {
+      return;
+    }
+    if (!parseSize(text, max, out, &message)) {
+      error(path, message);
+    }
+  }
+
+  void readSize32(const YAML::Node& node, const std::string& path, uint32_t* out) {
+    uint64_t value = *out;
+    readSize(node, path, std::numeric_limits<uint32_t>::max(), &value);
+    *out = static_cast<uint32_t>(value);
+  }
+
+  void readString(const YAML::Node& node, const std::string& path, std::string* out) {
+    std::string text;
+    if (scalar(node, path, "a string", &text)) {
+      *out = std::move(text);
+    }
+  }
+
+  void readListen(const YAML::Node& node, const std::string& path, Config* out) {
+    forEachKey(node, path, {"host", "port"},
+               [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
+                 if (key == "host") {
+                   readString(value, key_path, &out->listen_host);
+                   return;
+                 }
+                 std::string text;
+                 std::string message;
+                 if (scalar(value, key_path, "a port number", &text) &&
+                     !parsePort(text, &out->listen_port, &message)) {
+                   error(key_path, message);
+                 }
+               });
+  }
+
+  void readBackend(const YAML::Node& node, const std::string& path, Config* out) {
+    forEachKey(node, path,
+               {"connections", "connect_timeout_ms", "reconnect_min_ms", "reconnect_max_ms"},
+               [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
+                 if (key == "connections") {
+                   readInt(value, key_path, kMaxBackendConnections, &out->backend_connections);
+                 } else if (key == "connect_timeout_ms") {
+                   readU32(value, key_path, &out->backend_connect_timeout_ms);
+                 } else if (key == "reconnect_min_ms") {
+                   readU32(value, key_path, &out->backend_reconnect_min_ms);
+                 } else {
+                   readU32(value, key_path, &out->backend_reconnect_max_ms);
+                 }
+               });
+  }
+
+  void readLimits(const YAML::Node& node, const std::string& path, Limits* out) {
+    forEachKey(node, path,
+               {"max_bulk_len", "max_array_len", "max_inline_len", "max_inflight_per_client",
+                "client_output_buffer", "max_clients"},
+               [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
+                 if (key == "max_bulk_len") {
+                   readSize(value, key_path, kMaxSizeBytes, &out->max_bulk_len);
+                 } else if (key == "max_array_len") {
+                   readU32(value, key_path, &out->max_array_len);
+                 } else if (key == "max_inline_len") {
+                   readSize32(value, key_path, &out->max_inline_len);
+                 } else if (key == "max_inflight_per_client") {
+                   readU32(value, key_path, &out->max_inflight_per_client);
+                 } else if (key == "client_output_buffer") {
+                   readSize(value, key_path, kMaxSizeBytes, &out->client_output_buffer);
+                 } else {
+                   readU32(value, key_path, &out->max_clients);
+                 }
+               });
+  }
+
+  // Every list entry yields a ShardConfig, even a broken one, so that shard indices in later
+  // (validator) messages match the file.
+  void readShards(const YAML::Node& node, const std::string& path, std::vector<ShardConfig>* out) {
+    out->clear();
+    if (node.IsNull()) {
+      return;
+    }
+    if (!node.IsSequence()) {
+      error(path, "expected a list of shards, got " + describe(node));
+      return;
+    }
+    for (size_t i = 0; i < node.size(); ++i) {
+      ShardConfig shard;
+      shard.name = "shard" + std::to_string(i);
+      readShard(node[i], element(path, i), &shard);
+      out->push_back(std::move(shard));
+    }
+  }
+
+  void readShard(const YAML::Node& node, const std::string& path, ShardConfig* out) {
+    if (!node.IsMap()) {
+      error(path, "expected a map with an address, got " + describe(node));
+      return;
+    }
+    bool has_address = false;
+    forEachKey(node, path, {"name", "address", "slots"},
+               [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
+                 if (key == "name") {
+                   readString(value, key_path, &out->name);
+                 } else if (key == "address") {
+                   has_address = true;
+                   readAddress(value, key_path, out);
+                 } else {
+                   readSlots(value, key_path, &out->slots);
+                 }
+               });
+    if (!has_address) {
+      error(child(path, "address"), "missing (every shard needs host:port)");
+    }
+  }
+
+  void readAddress(const YAML::Node& node, const std::string& path, ShardConfig* out) {
+    if (node.IsSequence()) {
+      // address: [::1]:7001 unquoted is YAML flow syntax, not a string.
+      error(path, "expected host:port, got a list (quote IPv6 addresses: \"[::1]:7001\")");
+      return;
+    }
+    std::string text;
+    std::string message;
+    if (scalar(node, path, "host:port", &text) &&
+        !parseHostPort(text, &out->host, &out->port, &message)) {
+      error(path, message);
+    }
+  }
+
+  void readSlots(const YAML::Node& node, const std::string& path, std::vector<SlotRange>* out) {
+    if (!node.IsSequence()) {
+      error(path,
+            "expected a list of slots or ranges (e.g. [0-8191, 9000]), got " + describe(node));
+      return;
+    }
+    for (size_t i = 0; i < node.size(); ++i) {
+      const std::string entry_path = element(path, i);
+      std::string text;
+      if (!scalar(node[i], entry_path, "a slot or a range a-b", &text)) {
+        continue;
+      }
+      SlotRange range;
+      if (parseSlotEntry(text, entry_path, &range)) {
+        out->push_back(range);
+      }
+    }
+  }
+
+  // "a-b" or "a", spaces around the dash allowed. Values up to 65535 are stored as given; the
+  // validator reports those past 16383 and reversed ranges.
+  bool parseSlotEntry(std::string_view text, const std::string& path, SlotRange* out) {
+    auto trim = [](std::string_view s) {
+      while (!s.empty() && s.front() == ' ') {
+        s.remove_prefix(1);
+      }
+      while (!s.empty() && s.back() == ' ') {
+        s.remove_suffix(1);
+      }
+      return s;
+    };
+    const size_t dash = text.find('-');
+    std::string_view first = trim(text.substr(0, dash));
+    std::string_view last = dash == std::string_view::npos ? first : trim(text.substr(dash + 1));
+    uint64_t a = 0;
+    uint64_t b = 0;
+    std::string ignored;
+    if (!parseUnsigned(first, std::numeric_limits<uint64_t>::max(), &a, &ignored) ||
+        !parseUnsigned(last, std::numeric_limits<uint64_t>::max(), &b, &ignored)) {
+      error(path, "expected a slot or a range a-b, got '" + std::string(text) + "'");
+      return false;
+    }
+    for (uint64_t slot : {a, b}) {
+      if (slot > std::numeric_limits<uint16_t>::max()) {
+        error(path, "slot " + std::to_string(slot) + " is out of range 0..16383");
+        return false;
+      }
+    }
+    out->first = static_cast<uint16_t>(a);
+    out->last = static_cast<uint16_t>(b);
+    return true;
+  }
+
+  std::vector<ConfigError>* errors_;
+};
+
+// source names the file in syntax errors ("yaml" for text).
+std::vector<ConfigError> loadYamlFrom(std::string_view yaml_text, const std::string& source,
+                                      Config* out) {
+  std::vector<ConfigError> errors;
+  const std::string where = source.empty() ? "yaml" : source;
+  try {
+    YAML::Node root = YAML::Load(std::string(yaml_text));
+    YamlReader(&errors).readRoot(root, out);
+  } catch (const YAML::ParserException& e) {
+    errors.push_back({where, "syntax error at line " + std::to_string(e.mark.line + 1) +
+                                 ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg});
+  } catch (const YAML::Exception& e) {
+    errors.push_back({where, std::string("invalid YAML: ") + e.what()});
+  } catch (const std::exception& e) {
+    errors.push_back({where, std::string("cannot load: ") + e.what()});
+  }
+  return errors;
+}
+
+}  // namespace
+
+std::vector<ConfigError> loadYaml(std::string_view yaml_text, Config* out) {
+  return loadYamlFrom(yaml_text, "", out);
+}
+
+std::vector<ConfigError> loadYamlFile(const std::string& path, Config* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return {{path, std::string("cannot open: ") + std::strerror(errno)}};
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    return {{path, std::string("cannot read: ") + std::strerror(errno)}};
+  }
+  return loadYamlFrom(text.str(), path, out);
+}
+
+}  // namespace sp::config

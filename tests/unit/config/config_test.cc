@@ -1,0 +1,113 @@
+// Tests that conf/proxy.yaml (the documented defaults) and the Config struct defaults agree, and
+// that the shipped example configs validate.
+#include "config/config.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "config/loader.h"
+#include "config_errors.h"
+
+namespace sp::config {
+namespace {
+
+using test::dump;
+
+const std::string kConfDir = std::string(SP_SOURCE_DIR) + "/conf/";
+
+TEST(ConfigDefaultsTest, ProxyYamlDocumentsTheStructDefaults) {
+  Config loaded;
+  CommandLine cl;
+  cl.config_path = kConfDir + "proxy.yaml";
+  auto errors = buildConfig(cl, &loaded);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+
+  const Config d;
+  EXPECT_EQ(loaded.listen_host, d.listen_host);
+  EXPECT_EQ(loaded.listen_port, d.listen_port);
+  EXPECT_EQ(loaded.workers, d.workers);
+  EXPECT_EQ(loaded.backend_connections, d.backend_connections);
+  EXPECT_EQ(loaded.backend_connect_timeout_ms, d.backend_connect_timeout_ms);
+  EXPECT_EQ(loaded.backend_reconnect_min_ms, d.backend_reconnect_min_ms);
+  EXPECT_EQ(loaded.backend_reconnect_max_ms, d.backend_reconnect_max_ms);
+  EXPECT_EQ(loaded.shutdown_timeout_ms, d.shutdown_timeout_ms);
+  EXPECT_EQ(loaded.log_level, d.log_level);
+  EXPECT_EQ(loaded.limits.max_bulk_len, d.limits.max_bulk_len);
+  EXPECT_EQ(loaded.limits.max_array_len, d.limits.max_array_len);
+  EXPECT_EQ(loaded.limits.max_inline_len, d.limits.max_inline_len);
+  EXPECT_EQ(loaded.limits.max_inflight_per_client, d.limits.max_inflight_per_client);
+  EXPECT_EQ(loaded.limits.client_output_buffer, d.limits.client_output_buffer);
+  EXPECT_EQ(loaded.limits.max_clients, d.limits.max_clients);
+
+  ASSERT_EQ(loaded.shards.size(), 2u);
+  EXPECT_EQ(loaded.shards[0].name, "shard0");
+  EXPECT_EQ(loaded.shards[0].host, "127.0.0.1");
+  EXPECT_EQ(loaded.shards[0].port, 7001);
+  EXPECT_EQ(loaded.shards[1].name, "shard1");
+  EXPECT_EQ(loaded.shards[1].port, 7002);
+  EXPECT_TRUE(loaded.shards[0].slots.empty());
+}
+
+// Every key the loader knows appears in proxy.yaml: a key present in the file but missing from
+// this list (or the other way round) fails here.
+TEST(ConfigDefaultsTest, ProxyYamlListsEveryKey) {
+  Config c;
+  auto errors = loadYamlFile(kConfDir + "proxy.yaml", &c);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  std::ifstream in(kConfDir + "proxy.yaml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const char* key : {"listen:",
+                          "host:",
+                          "port:",
+                          "workers:",
+                          "shards:",
+                          "name:",
+                          "address:",
+                          "slots:",
+                          "backend:",
+                          "connections:",
+                          "connect_timeout_ms:",
+                          "reconnect_min_ms:",
+                          "reconnect_max_ms:",
+                          "limits:",
+                          "max_bulk_len:",
+                          "max_array_len:",
+                          "max_inline_len:",
+                          "max_inflight_per_client:",
+                          "client_output_buffer:",
+                          "max_clients:",
+                          "shutdown_timeout_ms:",
+                          "log_level:"}) {
+    EXPECT_NE(text.find(key), std::string::npos) << key;
+  }
+}
+
+TEST(ConfigDefaultsTest, CommentedSlotExampleIsValid) {
+  // The commented-out explicit-slots example in proxy.yaml, uncommented.
+  Config c;
+  auto errors = loadAndValidateYaml(R"(
+shards:
+  - address: 127.0.0.1:7001
+    slots: [0-8191]
+  - address: 127.0.0.1:7002
+    slots: [8192-16000, 16001-16383]
+)",
+                                    &c);
+  EXPECT_TRUE(errors.empty()) << dump(errors);
+}
+
+TEST(ConfigDefaultsTest, FourShardExampleValidates) {
+  Config c;
+  CommandLine cl;
+  cl.config_path = kConfDir + "proxy-4shards.yaml";
+  auto errors = buildConfig(cl, &c);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  ASSERT_EQ(c.shards.size(), 4u);
+  EXPECT_EQ(c.shards[3].slots.back().last, 16383);
+}
+
+}  // namespace
+}  // namespace sp::config

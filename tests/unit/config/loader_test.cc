@@ -1,0 +1,261 @@
+// Tests for config/loader.cc: buildConfig (file + flags + validate) and loadAndValidateYaml,
+// including several errors reported at once and validator messages that repeat loader errors
+// being left out.
+#include "config/loader.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "config_errors.h"
+
+namespace sp::config {
+namespace {
+
+using test::countPath;
+using test::dump;
+using test::hasError;
+
+class TempYaml {
+ public:
+  explicit TempYaml(const std::string& text) {
+    static int counter = 0;
+    path_ = ::testing::TempDir() + "loader_test_" + std::to_string(::getpid()) + "_" +
+            std::to_string(counter++) + ".yaml";
+    std::ofstream(path_) << text;
+  }
+  ~TempYaml() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+constexpr const char* kTwoShards = R"(
+listen:
+  host: 10.0.0.1
+  port: 7000
+workers: 2
+shards:
+  - address: 127.0.0.1:7001
+  - address: 127.0.0.1:7002
+log_level: warn
+)";
+
+std::vector<ConfigError> build(std::initializer_list<const char*> args, Config* out) {
+  std::vector<const char*> argv = {"shardproxy"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  CommandLine cl;
+  auto errors = parseCommandLine(static_cast<int>(argv.size()), argv.data(), &cl);
+  EXPECT_TRUE(errors.empty()) << dump(errors);
+  return buildConfig(cl, out);
+}
+
+TEST(BuildConfigTest, FileAlone) {
+  TempYaml file(kTwoShards);
+  Config c;
+  auto errors = build({"--config", file.path().c_str()}, &c);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_EQ(c.listen_host, "10.0.0.1");
+  EXPECT_EQ(c.listen_port, 7000);
+  EXPECT_EQ(c.workers, 2);
+  ASSERT_EQ(c.shards.size(), 2u);
+  EXPECT_EQ(c.log_level, "warn");
+}
+
+TEST(BuildConfigTest, FlagsOverrideTheFile) {
+  TempYaml file(kTwoShards);
+  Config c;
+  auto errors =
+      build({"-c", file.path().c_str(), "--listen", "[::1]:7100", "--workers", "0", "--shards",
+             "127.0.0.1:8001,127.0.0.1:8002,127.0.0.1:8003", "--log-level", "error"},
+            &c);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_EQ(c.listen_host, "::1");
+  EXPECT_EQ(c.listen_port, 7100);
+  EXPECT_EQ(c.workers, 0);
+  ASSERT_EQ(c.shards.size(), 3u);  // --shards replaces the file's list
+  EXPECT_EQ(c.shards[0].port, 8001);
+  EXPECT_EQ(c.shards[2].name, "shard2");
+  EXPECT_EQ(c.log_level, "error");
+  // Untouched keys keep the file's values.
+  errors = build({"-c", file.path().c_str(), "--port", "7200"}, &c);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_EQ(c.listen_host, "10.0.0.1");
+  EXPECT_EQ(c.listen_port, 7200);
+  EXPECT_EQ(c.workers, 2);
+}
+
+TEST(BuildConfigTest, FlagsOnly) {
+  Config c;
+  auto errors = build({"--shards", "127.0.0.1:7001,[::1]:7002", "--port", "6400"}, &c);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_EQ(c.listen_host, Config{}.listen_host);
+  EXPECT_EQ(c.listen_port, 6400);
+  ASSERT_EQ(c.shards.size(), 2u);
+  EXPECT_EQ(c.shards[1].host, "::1");
+  EXPECT_EQ(c.shards[1].port, 7002);
+}
+
+TEST(BuildConfigTest, FlagsOnlyWithoutShards) {
+  Config c;
+  auto errors = build({"--port", "6400"}, &c);
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  EXPECT_EQ(errors[0].toString(),
+            "shards: at least one shard is required (use --shards or a config file)");
+}
+
+TEST(BuildConfigTest, CheckConfigValidatesTheSameWay) {
+  TempYaml file("shards:\n  - address: 127.0.0.1:1\nlog_level: loud\n");
+  CommandLine cl;
+  const char* argv[] = {"shardproxy", "--check-config", file.path().c_str()};
+  ASSERT_TRUE(parseCommandLine(3, argv, &cl).empty());
+  ASSERT_TRUE(cl.check_config);
+  Config c;
+  auto errors = buildConfig(cl, &c);
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  EXPECT_TRUE(hasError(errors, "log_level", "unknown level 'loud'"));
+}
+
+TEST(BuildConfigTest, UnreadableOrUnparsableFileIsTheOnlyError) {
+  Config c;
+  auto errors = build({"--config", "/nonexistent/proxy.yaml"}, &c);
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  EXPECT_EQ(errors[0].path, "/nonexistent/proxy.yaml");
+
+  TempYaml bad("shards: [\n");
+  errors = build({"--config", bad.path().c_str()}, &c);
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  EXPECT_EQ(errors[0].path, bad.path());
+  EXPECT_NE(errors[0].message.find("line 2"), std::string::npos) << errors[0].message;
+}
+
+TEST(BuildConfigTest, BadShardsFlagIsNotEchoedByValidation) {
+  Config c;
+  CommandLine cl;
+  cl.shards = "foo,bar";
+  auto errors = buildConfig(cl, &c);
+  EXPECT_EQ(countPath(errors, "--shards"), 2u) << dump(errors);
+  EXPECT_EQ(errors.size(), 2u) << dump(errors);
+  cl = CommandLine{};
+  cl.shards = "127.0.0.1:1";
+  cl.port = 70000;  // set programmatically, past what the parser allows
+  errors = buildConfig(cl, &c);
+  EXPECT_TRUE(hasError(errors, "--port", "port must be 1..65535"));
+}
+
+TEST(LoadAndValidateYamlTest, SeveralErrorsAtOnce) {
+  Config c;
+  auto errors = loadAndValidateYaml(R"(
+listen:
+  port: 70000
+workers: -2
+backend:
+  conections: 1
+shards:
+  - name: a
+    address: 127.0.0.1:7001
+    slots: [0-8191]
+  - name: a
+    address: 127.0.0.1:7002
+    slots: [100-200, 8192-9000]
+  - name: c
+    address: 127.0.0.1:7001
+    slots: [9001-10000]
+limits:
+  max_bulk_len: abc
+  max_clients: 0
+log_level: chatty
+)",
+                                    &c);
+  EXPECT_TRUE(hasError(errors, "listen.port", "port must be 1..65535, got '70000'"));
+  EXPECT_TRUE(hasError(errors, "workers", "expected a non-negative integer, got '-2'"));
+  EXPECT_TRUE(hasError(errors, "backend.conections", "unknown key"));
+  EXPECT_TRUE(hasError(errors, "shards[1].name", "duplicate name 'a' (also shards[0])"));
+  EXPECT_TRUE(hasError(errors, "shards[2].address", "duplicate address 127.0.0.1:7001"));
+  EXPECT_TRUE(hasError(errors, "shards[1].slots[0]", "slots 100-200 overlap shards[0]"));
+  EXPECT_TRUE(hasError(errors, "shards", "slots 10001-16383 are not assigned to any shard"));
+  EXPECT_TRUE(hasError(errors, "limits.max_bulk_len", "expected a size"));
+  EXPECT_TRUE(hasError(errors, "limits.max_clients", "must be greater than 0"));
+  EXPECT_TRUE(hasError(errors, "log_level", "unknown level 'chatty'"));
+  EXPECT_EQ(errors.size(), 10u) << dump(errors);
+}
+
+TEST(LoadAndValidateYamlTest, ValidatorDoesNotRepeatLoaderErrors) {
+  Config c;
+  // shards[0]'s address did not parse; the validator would also call its host missing.
+  auto errors = loadAndValidateYaml(R"(
+shards:
+  - address: foo
+  - address: 127.0.0.1:2
+  - 42
+listen:
+  port: 0
+)",
+                                    &c);
+  EXPECT_EQ(countPath(errors, "shards[0].address"), 1u) << dump(errors);
+  EXPECT_EQ(countPath(errors, "shards[2]"), 1u) << dump(errors);
+  EXPECT_EQ(countPath(errors, "listen.port"), 1u) << dump(errors);
+  EXPECT_EQ(errors.size(), 3u) << dump(errors);
+
+  // A broken slot entry makes coverage unknown: no "not assigned" on top of it.
+  errors = loadAndValidateYaml(R"(
+shards:
+  - address: 127.0.0.1:1
+    slots: [0-8191]
+  - address: 127.0.0.1:2
+    slots: [8192-x]
+)",
+                               &c);
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  EXPECT_EQ(errors[0].path, "shards[1].slots[0]");
+
+  errors = loadAndValidateYaml("shards: 5\n", &c);
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  EXPECT_EQ(errors[0].path, "shards");
+}
+
+TEST(LoadAndValidateYamlTest, SlotRulesFromYaml) {
+  Config c;
+  auto errors = loadAndValidateYaml(R"(
+shards:
+  - address: 127.0.0.1:1
+    slots: [0-8191, 16384, 300-200]
+  - address: 127.0.0.1:2
+)",
+                                    &c);
+  EXPECT_TRUE(hasError(errors, "shards[0].slots[1]", "slot 16384 is out of range 0..16383"));
+  EXPECT_TRUE(hasError(errors, "shards[0].slots[2]", "reversed range 300-200"));
+  EXPECT_TRUE(hasError(errors, "shards[1].slots", "every shard must"));
+  EXPECT_EQ(errors.size(), 3u) << dump(errors);
+
+  errors = loadAndValidateYaml(R"(
+shards:
+  - address: 127.0.0.1:1
+    slots: [0-8191]
+  - address: 127.0.0.1:2
+    slots: [8000-8191]
+)",
+                               &c);
+  EXPECT_TRUE(hasError(errors, "shards[1].slots[0]", "slots 8000-8191 overlap shards[0]"));
+  EXPECT_TRUE(hasError(errors, "shards", "slots 8192-16383 are not assigned to any shard"));
+  EXPECT_EQ(errors.size(), 2u) << dump(errors);
+}
+
+TEST(LoadAndValidateYamlTest, SyntaxErrorAlone) {
+  Config c;
+  auto errors = loadAndValidateYaml("listen:\n  port: [\n", &c);
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  EXPECT_EQ(errors[0].path, "yaml");
+  errors = loadAndValidateYaml("[1, 2]\n", &c);
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  EXPECT_EQ(errors[0].path, "(top level)");
+}
+
+}  // namespace
+}  // namespace sp::config
