@@ -37,13 +37,18 @@ class ReplyScanner {
   void reset();
 
  private:
+  ParseStatus fail(ParseError error);
+  bool completeElement();
+
   ScannerLimits limits_;
   ParseError error_ = ParseError::kNone;
   // Resume state: offset of the next unscanned byte and the elements still owed at each depth.
   size_t pos_ = 0;
   ReplyInfo top_;
   bool have_top_ = false;
-  std::vector<uint64_t> pending_;
+  std::vector<uint64_t> pending_;  // [0] is a virtual root owing the reply itself
+  size_t line_scan_ = 0;           // where the LF search of the line at pos_ resumes
+  size_t bulk_end_ = 0;            // nonzero: the bulk at pos_ ends here (CRLF included)
 };
 
 }  // namespace sp::resp

@@ -52,15 +52,23 @@ class RequestParser {
   void reset();
 
  private:
+  ParseStatus fail(ParseError error);
+  ParseStatus findLine(const char* s, size_t n, size_t start, size_t* lf);
+  ParseStatus parseInline(const char* s, size_t n, size_t* consumed, RequestFrame* frame);
+  ParseStatus parseArgs(const char* s, size_t n, std::vector<std::string_view>* direct);
+  void finishFrame();
+
   ParserLimits limits_;
   ParseError error_ = ParseError::kNone;
   size_t needed_ = 0;
   // Resume state of a partially received multibulk frame.
   bool in_frame_ = false;
   uint32_t expected_args_ = 0;
-  size_t pos_ = 0;                     // offset of the next unparsed byte in the frame
-  std::vector<uint32_t> arg_offsets_;  // offsets of the argument payloads parsed so far
-  std::vector<uint32_t> arg_lengths_;
+  size_t pos_ = 0;                   // offset of the next unparsed byte in the frame
+  std::vector<size_t> arg_offsets_;  // offsets of the argument payloads parsed so far
+  std::vector<size_t> arg_lengths_;
+  size_t line_scan_ = 0;   // where the LF search of the pending line resumes (0: from its start)
+  int64_t bulk_len_ = -1;  // >= 0: the header of the bulk at pos_ is parsed; pos_ is its payload
 };
 
 }  // namespace sp::resp
