@@ -13,11 +13,33 @@ struct SlotRange {
   uint16_t last = 0;   // inclusive
 };
 
+struct Endpoint {
+  std::string host;
+  uint16_t port = 0;
+};
+
 struct ShardConfig {
   std::string name;  // unique; defaults to "shard<i>" (0-based) when omitted
-  std::string host;  // IPv4/IPv6 literal or hostname
+  std::string host;  // IPv4/IPv6 literal or hostname; empty when Sentinel supplies it
   uint16_t port = 0;
-  std::vector<SlotRange> slots;  // empty for every shard = even split of the 16384 slots
+  std::vector<SlotRange> slots;    // empty for every shard = even split of the 16384 slots
+  std::vector<Endpoint> replicas;  // shards[i].replicas: read-only copies for read_from
+  std::string username;            // shards[i].username: ACL user for AUTH (empty: none)
+  std::string password;            // shards[i].password: AUTH password (empty: backend.password)
+};
+
+// Where read-only commands go when a shard has replicas (backend.read_from).
+enum class ReadFrom : uint8_t {
+  kPrimary,        // always the primary
+  kPreferReplica,  // a live replica (in turn), the primary when none is up
+  kReplicaOnly,    // a live replica; fails when none is up
+  kRoundRobin,     // primary and live replicas in turn
+};
+
+struct SentinelConfig {
+  std::vector<Endpoint> addresses;  // sentinel.addresses: empty = no Sentinel
+  std::string master_name_prefix;   // sentinel.master_name_prefix: master = prefix + shard name
+  std::string password;             // sentinel.password: AUTH to the sentinels (empty: none)
 };
 
 struct Limits {
@@ -31,14 +53,23 @@ struct Limits {
 };
 
 struct Config {
-  std::string listen_host = "127.0.0.1";       // listen.host
-  uint16_t listen_port = 6380;                 // listen.port
-  int workers = 0;                             // workers: 0 = one per core
-  std::vector<ShardConfig> shards;             // shards
-  int backend_connections = 1;                 // backend.connections: per worker per shard
-  uint32_t backend_connect_timeout_ms = 1000;  // backend.connect_timeout_ms
-  uint32_t backend_reconnect_min_ms = 100;     // backend.reconnect_min_ms: first retry delay
-  uint32_t backend_reconnect_max_ms = 5000;    // backend.reconnect_max_ms: backoff cap
+  std::string listen_host = "127.0.0.1";         // listen.host
+  uint16_t listen_port = 6380;                   // listen.port
+  int workers = 0;                               // workers: 0 = one per core
+  std::vector<ShardConfig> shards;               // shards
+  int backend_connections = 1;                   // backend.connections: per worker per shard
+  uint32_t backend_connect_timeout_ms = 1000;    // backend.connect_timeout_ms
+  uint32_t backend_reconnect_min_ms = 100;       // backend.reconnect_min_ms: first retry delay
+  uint32_t backend_reconnect_max_ms = 5000;      // backend.reconnect_max_ms: backoff cap
+  uint32_t backend_timeout_ms = 1000;            // backend.timeout_ms: per-request timeout
+  uint32_t backend_ping_interval_ms = 1000;      // backend.ping_interval_ms: health PING period
+  uint32_t backend_failure_limit = 3;            // backend.failure_limit: failures before ejection
+  uint32_t backend_retry_timeout_ms = 1000;      // backend.retry_timeout_ms: first ejection length
+  uint32_t backend_retry_timeout_max_ms = 8000;  // backend.retry_timeout_max_ms: ejection cap
+  ReadFrom read_from = ReadFrom::kPrimary;       // backend.read_from
+  std::string backend_username;                  // backend.username: ACL user for every shard
+  std::string backend_password;                  // backend.password: AUTH password for every shard
+  SentinelConfig sentinel;                       // sentinel
   uint32_t shutdown_timeout_ms = 5000;  // shutdown_timeout_ms: drain in-flight requests on exit
   Limits limits;
   std::string log_level = "info";  // log_level: trace|debug|info|warn|error|critical|off

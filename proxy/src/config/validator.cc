@@ -33,7 +33,9 @@ std::string slotsText(uint32_t first, uint32_t last) {
 class Validator {
  public:
   std::vector<ConfigError> run(const Config& c) {
+    sentinel_ = !c.sentinel.addresses.empty();
     checkScalars(c);
+    checkHealth(c);
     checkShards(c.shards);
     return std::move(errors_);
   }
@@ -85,6 +87,39 @@ class Validator {
     }
   }
 
+  void checkHealth(const Config& c) {
+    positive("backend.timeout_ms", c.backend_timeout_ms);
+    positive("backend.ping_interval_ms", c.backend_ping_interval_ms);
+    positive("backend.failure_limit", c.backend_failure_limit);
+    positive("backend.retry_timeout_ms", c.backend_retry_timeout_ms);
+    if (c.backend_retry_timeout_max_ms < c.backend_retry_timeout_ms) {
+      error("backend.retry_timeout_max_ms", "must be at least backend.retry_timeout_ms (" +
+                                                std::to_string(c.backend_retry_timeout_ms) +
+                                                "), got " +
+                                                std::to_string(c.backend_retry_timeout_max_ms));
+    }
+    if (c.read_from == ReadFrom::kReplicaOnly) {
+      for (size_t i = 0; i < c.shards.size(); ++i) {
+        if (c.shards[i].replicas.empty()) {
+          error(shardPath(i) + ".replicas",
+                "backend.read_from is replica-only, so every shard needs at least one replica");
+        }
+      }
+    }
+    if (!c.backend_username.empty() && c.backend_password.empty()) {
+      error("backend.password", "required when backend.username is set");
+    }
+    for (size_t i = 0; i < c.shards.size(); ++i) {
+      if (!c.shards[i].username.empty() && c.shards[i].password.empty() &&
+          c.backend_password.empty()) {
+        error(shardPath(i) + ".password", "required when a username is set");
+      }
+    }
+    if (!sentinel_ && !c.sentinel.master_name_prefix.empty()) {
+      error("sentinel.addresses", "at least one sentinel address is required");
+    }
+  }
+
   void checkShards(const std::vector<ShardConfig>& shards) {
     if (shards.empty()) {
       error("shards", "at least one shard is required (use --shards or a config file)");
@@ -112,6 +147,9 @@ class Validator {
               "duplicate name '" + shard.name + "' (also " + shardPath(it->second) + ")");
       }
       const std::string address_path = shardPath(i) + ".address";
+      if (shard.host.empty() && sentinel_) {
+        continue;  // Sentinel supplies the primary's address
+      }
       if (shard.host.empty()) {
         error(address_path, "missing host");
         continue;
@@ -234,6 +272,7 @@ class Validator {
   }
 
   std::vector<ConfigError> errors_;
+  bool sentinel_ = false;
 };
 
 }  // namespace

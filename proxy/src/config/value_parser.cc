@@ -196,4 +196,29 @@ std::string formatHostPort(std::string_view host, uint16_t port) {
   return out;
 }
 
+bool parseReadFrom(std::string_view text, ReadFrom* out) {
+  for (ReadFrom v : {ReadFrom::kPrimary, ReadFrom::kPreferReplica, ReadFrom::kReplicaOnly,
+                     ReadFrom::kRoundRobin}) {
+    if (text == readFromName(v)) {
+      *out = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* readFromName(ReadFrom value) {
+  switch (value) {
+    case ReadFrom::kPrimary:
+      return "primary";
+    case ReadFrom::kPreferReplica:
+      return "prefer-replica";
+    case ReadFrom::kReplicaOnly:
+      return "replica-only";
+    case ReadFrom::kRoundRobin:
+      return "round-robin";
+  }
+  return "primary";
+}
+
 }  // namespace sp::config

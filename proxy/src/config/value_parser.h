@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "config/config.h"
+
 namespace sp::config {
 
 // Decimal digits only: no sign, no whitespace, no trailing garbage; value <= max.
@@ -30,5 +32,9 @@ bool isLogLevel(std::string_view level);
 
 // "host:port" for logs and messages, with brackets around IPv6 literals.
 std::string formatHostPort(std::string_view host, uint16_t port);
+
+// "primary", "prefer-replica", "replica-only", "round-robin".
+bool parseReadFrom(std::string_view text, ReadFrom* out);
+const char* readFromName(ReadFrom value);
 
 }  // namespace sp::config

@@ -68,26 +68,30 @@ class YamlReader {
   explicit YamlReader(std::vector<ConfigError>* errors) : errors_(errors) {}
 
   void readRoot(const YAML::Node& root, Config* out) {
-    forEachKey(
-        root, "",
-        {"listen", "workers", "shards", "backend", "limits", "shutdown_timeout_ms", "log_level"},
-        [&](std::string_view key, const YAML::Node& value, const std::string& path) {
-          if (key == "listen") {
-            readListen(value, path, out);
-          } else if (key == "workers") {
-            readInt(value, path, kMaxWorkers, &out->workers);
-          } else if (key == "shards") {
-            readShards(value, path, &out->shards);
-          } else if (key == "backend") {
-            readBackend(value, path, out);
-          } else if (key == "limits") {
-            readLimits(value, path, &out->limits);
-          } else if (key == "shutdown_timeout_ms") {
-            readU32(value, path, &out->shutdown_timeout_ms);
-          } else {
-            readString(value, path, &out->log_level);
-          }
-        });
+    // Shards may leave out their address when Sentinel names the primaries.
+    sentinel_configured_ = root.IsMap() && root["sentinel"].IsDefined();
+    forEachKey(root, "",
+               {"listen", "workers", "shards", "backend", "limits", "shutdown_timeout_ms",
+                "log_level", "sentinel"},
+               [&](std::string_view key, const YAML::Node& value, const std::string& path) {
+                 if (key == "listen") {
+                   readListen(value, path, out);
+                 } else if (key == "workers") {
+                   readInt(value, path, kMaxWorkers, &out->workers);
+                 } else if (key == "shards") {
+                   readShards(value, path, &out->shards);
+                 } else if (key == "backend") {
+                   readBackend(value, path, out);
+                 } else if (key == "limits") {
+                   readLimits(value, path, &out->limits);
+                 } else if (key == "shutdown_timeout_ms") {
+                   readU32(value, path, &out->shutdown_timeout_ms);
+                 } else if (key == "sentinel") {
+                   readSentinel(value, path, &out->sentinel);
+                 } else {
+                   readString(value, path, &out->log_level);
+                 }
+               });
   }
 
  private:
@@ -214,7 +218,9 @@ class YamlReader {
 
   void readBackend(const YAML::Node& node, const std::string& path, Config* out) {
     forEachKey(node, path,
-               {"connections", "connect_timeout_ms", "reconnect_min_ms", "reconnect_max_ms"},
+               {"connections", "connect_timeout_ms", "reconnect_min_ms", "reconnect_max_ms",
+                "timeout_ms", "ping_interval_ms", "failure_limit", "retry_timeout_ms",
+                "retry_timeout_max_ms", "read_from", "username", "password"},
                [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
                  if (key == "connections") {
                    readInt(value, key_path, kMaxBackendConnections, &out->backend_connections);
@@ -222,8 +228,69 @@ class YamlReader {
                    readU32(value, key_path, &out->backend_connect_timeout_ms);
                  } else if (key == "reconnect_min_ms") {
                    readU32(value, key_path, &out->backend_reconnect_min_ms);
-                 } else {
+                 } else if (key == "reconnect_max_ms") {
                    readU32(value, key_path, &out->backend_reconnect_max_ms);
+                 } else if (key == "timeout_ms") {
+                   readU32(value, key_path, &out->backend_timeout_ms);
+                 } else if (key == "ping_interval_ms") {
+                   readU32(value, key_path, &out->backend_ping_interval_ms);
+                 } else if (key == "failure_limit") {
+                   readU32(value, key_path, &out->backend_failure_limit);
+                 } else if (key == "retry_timeout_ms") {
+                   readU32(value, key_path, &out->backend_retry_timeout_ms);
+                 } else if (key == "retry_timeout_max_ms") {
+                   readU32(value, key_path, &out->backend_retry_timeout_max_ms);
+                 } else if (key == "read_from") {
+                   readReadFrom(value, key_path, &out->read_from);
+                 } else if (key == "username") {
+                   readString(value, key_path, &out->backend_username);
+                 } else {
+                   readString(value, key_path, &out->backend_password);
+                 }
+               });
+  }
+
+  void readReadFrom(const YAML::Node& node, const std::string& path, ReadFrom* out) {
+    std::string text;
+    if (!scalar(node, path, "primary, prefer-replica, replica-only or round-robin", &text)) {
+      return;
+    }
+    if (!parseReadFrom(text, out)) {
+      error(path,
+            "expected primary, prefer-replica, replica-only or round-robin, got '" + text + "'");
+    }
+  }
+
+  void readEndpoints(const YAML::Node& node, const std::string& path, std::vector<Endpoint>* out) {
+    if (!node.IsSequence()) {
+      error(path, "expected a list of host:port, got " + describe(node));
+      return;
+    }
+    for (size_t i = 0; i < node.size(); ++i) {
+      const std::string entry_path = element(path, i);
+      std::string text;
+      std::string message;
+      Endpoint endpoint;
+      if (!scalar(node[i], entry_path, "host:port", &text)) {
+        continue;
+      }
+      if (!parseHostPort(text, &endpoint.host, &endpoint.port, &message)) {
+        error(entry_path, message);
+        continue;
+      }
+      out->push_back(std::move(endpoint));
+    }
+  }
+
+  void readSentinel(const YAML::Node& node, const std::string& path, SentinelConfig* out) {
+    forEachKey(node, path, {"addresses", "master_name_prefix", "password"},
+               [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
+                 if (key == "addresses") {
+                   readEndpoints(value, key_path, &out->addresses);
+                 } else if (key == "master_name_prefix") {
+                   readString(value, key_path, &out->master_name_prefix);
+                 } else {
+                   readString(value, key_path, &out->password);
                  }
                });
   }
@@ -274,19 +341,25 @@ class YamlReader {
       return;
     }
     bool has_address = false;
-    forEachKey(node, path, {"name", "address", "slots"},
+    forEachKey(node, path, {"name", "address", "slots", "replicas", "username", "password"},
                [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
                  if (key == "name") {
                    readString(value, key_path, &out->name);
                  } else if (key == "address") {
                    has_address = true;
                    readAddress(value, key_path, out);
-                 } else {
+                 } else if (key == "slots") {
                    readSlots(value, key_path, &out->slots);
+                 } else if (key == "replicas") {
+                   readEndpoints(value, key_path, &out->replicas);
+                 } else if (key == "username") {
+                   readString(value, key_path, &out->username);
+                 } else {
+                   readString(value, key_path, &out->password);
                  }
                });
-    if (!has_address) {
-      error(child(path, "address"), "missing (every shard needs host:port)");
+    if (!has_address && !sentinel_configured_) {
+      error(child(path, "address"), "missing (every shard needs host:port unless sentinel is set)");
     }
   }
 
@@ -358,6 +431,7 @@ class YamlReader {
   }
 
   std::vector<ConfigError>* errors_;
+  bool sentinel_configured_ = false;
 };
 
 // source names the file in syntax errors ("yaml" for text).

@@ -33,6 +33,16 @@ TEST(ConfigDefaultsTest, ProxyYamlDocumentsTheStructDefaults) {
   EXPECT_EQ(loaded.backend_connect_timeout_ms, d.backend_connect_timeout_ms);
   EXPECT_EQ(loaded.backend_reconnect_min_ms, d.backend_reconnect_min_ms);
   EXPECT_EQ(loaded.backend_reconnect_max_ms, d.backend_reconnect_max_ms);
+  EXPECT_EQ(loaded.backend_timeout_ms, d.backend_timeout_ms);
+  EXPECT_EQ(loaded.backend_ping_interval_ms, d.backend_ping_interval_ms);
+  EXPECT_EQ(loaded.backend_failure_limit, d.backend_failure_limit);
+  EXPECT_EQ(loaded.backend_retry_timeout_ms, d.backend_retry_timeout_ms);
+  EXPECT_EQ(loaded.backend_retry_timeout_max_ms, d.backend_retry_timeout_max_ms);
+  EXPECT_EQ(loaded.read_from, d.read_from);
+  EXPECT_EQ(loaded.backend_username, d.backend_username);
+  EXPECT_EQ(loaded.backend_password, d.backend_password);
+  EXPECT_TRUE(loaded.sentinel.addresses.empty());
+  EXPECT_EQ(loaded.sentinel.master_name_prefix, d.sentinel.master_name_prefix);
   EXPECT_EQ(loaded.shutdown_timeout_ms, d.shutdown_timeout_ms);
   EXPECT_EQ(loaded.log_level, d.log_level);
   EXPECT_EQ(loaded.limits.max_bulk_len, d.limits.max_bulk_len);
@@ -72,6 +82,17 @@ TEST(ConfigDefaultsTest, ProxyYamlListsEveryKey) {
                           "connect_timeout_ms:",
                           "reconnect_min_ms:",
                           "reconnect_max_ms:",
+                          "timeout_ms:",
+                          "ping_interval_ms:",
+                          "failure_limit:",
+                          "retry_timeout_ms:",
+                          "retry_timeout_max_ms:",
+                          "read_from:",
+                          "username:",
+                          "password:",
+                          "replicas:",
+                          "sentinel:",
+                          "master_name_prefix:",
                           "limits:",
                           "max_bulk_len:",
                           "max_array_len:",
