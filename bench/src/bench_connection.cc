@@ -1,0 +1,458 @@
+// The request/reply cycle of one connection: connect, handshake, fill the pipeline, frame replies.
+#include "bench_connection.h"
+
+#include <cstring>
+
+#include "bench_thread.h"
+#include "core/clock.h"
+#include "resp/encoder.h"
+#include "resp/reply_reader.h"
+
+namespace sp::bench {
+namespace {
+
+constexpr size_t kReadChunk = 64 * 1024;
+
+uint64_t mix(uint64_t a, uint64_t b) {
+  uint64_t z = a ^ (b + 0x9e3779b97f4a7c15ull + (a << 6) + (a >> 2));
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+BenchConnection::BenchConnection(BenchThread* thread, uint32_t local_index, uint32_t slot,
+                                 uint64_t budget)
+    : thread_(thread),
+      index_(local_index),
+      slot_(slot),
+      budget_(budget),
+      pipeline_(thread->ctx().options->pipeline),
+      data_rng_(mix(thread->ctx().seed, 0xda7a0000ull + slot)) {
+  const PhaseContext& ctx = thread_->ctx();
+  const Workload& w = *ctx.workload;
+  ring_.resize(pipeline_ + 4);
+  in_.resize(kReadChunk);
+  out_.reserve(4096);
+  if (ctx.verify != nullptr) {
+    verify_ = &(*ctx.verify)[slot_];
+  }
+  for (size_t c = 0; c < ctx.phase->commands.size(); ++c) {
+    const WorkloadCommand& cmd = ctx.phase->commands[c];
+    const uint64_t seed = mix(mix(ctx.seed, slot_), c);
+    if (verify_ != nullptr) {
+      // Walk only the keys this connection owns: indices 0..partition-1.
+      KeyRange part = w.keys;
+      part.min = 0;
+      part.max = KeyOwnership::partitionSize(w.keys, slot_, ctx.total_slots) - 1;
+      part.median = -1;
+      part.stddev = w.keys.stddev > 0 ? w.keys.stddev / ctx.total_slots : -1;
+      keys_.emplace_back(cmd.pattern, part, 0, 1, seed);
+    } else {
+      keys_.emplace_back(cmd.pattern, w.keys, slot_, ctx.total_slots, seed);
+    }
+  }
+}
+
+void BenchConnection::connect() {
+  state_ = State::kConnecting;
+  connect_start_ns_ = monoNanos();
+  uv_tcp_init(thread_->loop(), &tcp_);
+  tcp_.data = this;
+  connect_req_.data = this;
+  const int rc = uv_tcp_connect(&connect_req_, &tcp_,
+                                reinterpret_cast<const sockaddr*>(&thread_->ctx().address),
+                                &BenchConnection::onConnect);
+  if (rc != 0) {
+    thread_->fail("cannot connect to " + thread_->ctx().address_text + ": " + uv_strerror(rc));
+  }
+}
+
+void BenchConnection::onConnect(uv_connect_t* req, int status) {
+  auto* self = static_cast<BenchConnection*>(req->data);
+  if (status == UV_ECANCELED || self->state_ != State::kConnecting) {
+    return;
+  }
+  BenchThread* t = self->thread_;
+  if (status < 0) {
+    t->fail("cannot connect to " + t->ctx().address_text + ": " + uv_strerror(status));
+    return;
+  }
+  uv_tcp_nodelay(&self->tcp_, 1);
+  uv_read_start(reinterpret_cast<uv_stream_t*>(&self->tcp_), &BenchConnection::onAlloc,
+                &BenchConnection::onRead);
+  t->counters().connections++;
+  self->issued_at_connect_ = self->issued_;
+  self->sendHandshake();
+}
+
+void BenchConnection::sendHandshake() {
+  const Options& o = *thread_->ctx().options;
+  const uint64_t now = monoNanos();
+  auto push = [&](const std::vector<std::string_view>& argv) {
+    resp::appendCommand(out_, argv);
+    InFlight& f = ring_[(head_ + count_++) % ring_.size()];
+    f = InFlight{now, now, 0, 0, 0, kHandshake};
+    handshake_pending_++;
+  };
+  if (!o.password.empty()) {
+    if (!o.user.empty()) {
+      push({"AUTH", o.user, o.password});
+    } else {
+      push({"AUTH", o.password});
+    }
+  }
+  if (o.dbnum >= 0) {
+    const std::string db = std::to_string(o.dbnum);
+    push({"SELECT", db});
+  }
+  if (handshake_pending_ == 0) {
+    becomeReady();
+    return;
+  }
+  state_ = State::kHandshake;
+  flush();
+}
+
+void BenchConnection::becomeReady() {
+  state_ = State::kReady;
+  if (!thread_->started()) {
+    thread_->onConnectionReady();  // the thread starts every connection at once
+    return;
+  }
+  fill(monoNanos());
+  afterReplies();
+}
+
+void BenchConnection::fill(uint64_t now) {
+  if (state_ != State::kReady || thread_->stopping() || thread_->draining()) {
+    return;
+  }
+  uint64_t allowed = budget_;
+  const uint64_t interval = thread_->ctx().options->reconnect_interval;
+  if (interval > 0 && issued_at_connect_ + interval < allowed) {
+    allowed = issued_at_connect_ + interval;
+  }
+  const RatePacer& pacer = thread_->pacer();
+  if (pacer.enabled()) {
+    const uint64_t due = pacer.dueCount(index_, now);
+    if (due < allowed) {
+      allowed = due;
+    }
+  }
+  while (count_ < pipeline_ && issued_ < allowed) {
+    buildRequest(now);
+  }
+  flush();
+}
+
+void BenchConnection::buildRequest(uint64_t now) {
+  const PhaseContext& ctx = thread_->ctx();
+  const Phase& phase = *ctx.phase;
+  const Workload& w = *ctx.workload;
+  const uint32_t c = phase.commandAt(cycle_pos_);
+  if (++cycle_pos_ == phase.cycleLength()) {
+    cycle_pos_ = 0;
+  }
+  const WorkloadCommand& cmd = phase.commands[c];
+  InFlight& f = ring_[(head_ + count_++) % ring_.size()];
+  const RatePacer& pacer = thread_->pacer();
+  f.start_ns = pacer.enabled() ? pacer.intendedTime(index_, issued_) : now;
+  f.sent_ns = now;
+  f.command = static_cast<uint16_t>(c);
+  f.seq = 0;
+  f.key_index = 0;
+
+  ExpandArgs args;
+  args.key_prefix = w.key_prefix;
+  if (cmd.tmpl.usesKey()) {
+    KeyGenerator& gen = keys_[c];
+    if (verify_ != nullptr) {
+      f.key_index = gen.next();
+      args.key = KeyOwnership::keyOf(w.keys, slot_, ctx.total_slots, f.key_index);
+    } else {
+      args.key = gen.next();
+      args.more_keys = &gen;
+    }
+  }
+  if (cmd.tmpl.usesData() && !w.data_baked) {
+    uint32_t len = w.data_min;
+    if (w.data_max > w.data_min) {
+      len += static_cast<uint32_t>(data_rng_.below(w.data_max - w.data_min + 1ull));
+    }
+    size_t offset = 0;
+    if (w.random_data) {
+      offset = data_rng_.below(w.filler.size() - w.data_max + 1);
+    }
+    if (verify_ != nullptr && cmd.kind == OpKind::kSet) {
+      f.seq = verify_->takeSeq();
+      verify_->last_seq[f.key_index] = f.seq;
+      const size_t head = Verifier::writeHeader(header_, args.key, ctx.run_id, f.seq);
+      args.data_head = std::string_view(header_, head);
+      len = len > head ? static_cast<uint32_t>(len - head) : 0;
+    }
+    args.data_fill = std::string_view(w.filler.data() + offset, len);
+  }
+  if (verify_ != nullptr && cmd.kind == OpKind::kGet) {
+    f.seq = verify_->last_seq[f.key_index];
+  }
+  f.bytes_tx = static_cast<uint32_t>(cmd.tmpl.expand(out_, args));
+  issued_++;
+}
+
+void BenchConnection::flush() {
+  if (out_.empty() || write_busy_) {
+    return;
+  }
+  auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_);
+  uv_buf_t buf = uv_buf_init(out_.data(), static_cast<unsigned int>(out_.size()));
+  const int n = uv_try_write(stream, &buf, 1);
+  if (n >= 0 && static_cast<size_t>(n) == out_.size()) {
+    out_.clear();
+    return;
+  }
+  if (n < 0 && n != UV_EAGAIN) {
+    onLost(uv_strerror(n));
+    return;
+  }
+  // The socket is full: hand the rest to uv_write and keep building into out_ meanwhile.
+  writing_.swap(out_);
+  out_.clear();
+  if (n > 0) {
+    writing_.erase(0, static_cast<size_t>(n));
+  }
+  buf = uv_buf_init(writing_.data(), static_cast<unsigned int>(writing_.size()));
+  write_req_.data = this;
+  write_busy_ = true;
+  const int rc = uv_write(&write_req_, stream, &buf, 1, &BenchConnection::onWrite);
+  if (rc != 0) {
+    write_busy_ = false;
+    onLost(uv_strerror(rc));
+  }
+}
+
+void BenchConnection::onWrite(uv_write_t* req, int status) {
+  auto* self = static_cast<BenchConnection*>(req->data);
+  self->write_busy_ = false;
+  self->writing_.clear();
+  if (status == UV_ECANCELED || self->state_ == State::kClosing || self->state_ == State::kDone) {
+    return;
+  }
+  if (status < 0) {
+    self->onLost(uv_strerror(status));
+    return;
+  }
+  self->flush();
+}
+
+void BenchConnection::onAlloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
+  auto* self = static_cast<BenchConnection*>(handle->data);
+  if (self->in_.size() - self->in_len_ < kReadChunk / 4) {
+    self->in_.resize(std::max(self->in_.size() * 2, self->in_len_ + kReadChunk));
+  }
+  *buf = uv_buf_init(self->in_.data() + self->in_len_,
+                     static_cast<unsigned int>(self->in_.size() - self->in_len_));
+}
+
+void BenchConnection::onRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t*) {
+  auto* self = static_cast<BenchConnection*>(stream->data);
+  if (nread == 0 || self->state_ == State::kClosing || self->state_ == State::kDone) {
+    return;
+  }
+  if (nread < 0) {
+    self->onLost(nread == UV_EOF ? "the server closed the connection"
+                                 : uv_strerror(static_cast<int>(nread)));
+    return;
+  }
+  self->in_len_ += static_cast<size_t>(nread);
+  const uint64_t now = monoNanos();
+  if (!self->processReplies(now)) {
+    return;
+  }
+  self->thread_->onReplies(now);
+  self->fill(now);
+  self->afterReplies();
+}
+
+bool BenchConnection::processReplies(uint64_t now) {
+  size_t pos = 0;
+  while (pos < in_len_) {
+    if (count_ == 0) {
+      thread_->fail("protocol error: " + thread_->ctx().address_text +
+                    " sent a reply with no request outstanding");
+      return false;
+    }
+    size_t consumed = 0;
+    resp::ReplyInfo info;
+    const auto st =
+        scanner_.scan(std::string_view(in_.data() + pos, in_len_ - pos), &consumed, &info);
+    if (st == resp::ParseStatus::kIncomplete) {
+      break;
+    }
+    if (st == resp::ParseStatus::kError) {
+      thread_->fail("protocol error from " + thread_->ctx().address_text + ": " +
+                    resp::errorMessage(scanner_.error()));
+      return false;
+    }
+    onReply(std::string_view(in_.data() + pos, consumed), info, now);
+    pos += consumed;
+    if (thread_->stopping() || state_ == State::kClosing || state_ == State::kDone) {
+      return false;
+    }
+  }
+  if (pos > 0) {
+    std::memmove(in_.data(), in_.data() + pos, in_len_ - pos);
+    in_len_ -= pos;
+  }
+  return true;
+}
+
+void BenchConnection::onReply(std::string_view reply, const resp::ReplyInfo& info, uint64_t now) {
+  const InFlight f = ring_[head_];
+  head_ = (head_ + 1) % ring_.size();
+  count_--;
+  const bool is_error = info.type == '-' || info.type == '!';
+  if (f.command == kHandshake) {
+    if (is_error) {
+      std::string_view msg = reply.substr(1);
+      while (!msg.empty() && (msg.back() == '\n' || msg.back() == '\r')) {
+        msg.remove_suffix(1);
+      }
+      thread_->fail("AUTH/SELECT failed on " + thread_->ctx().address_text + ": " +
+                    std::string(msg));
+      return;
+    }
+    if (--handshake_pending_ == 0) {
+      becomeReady();
+    }
+    return;
+  }
+  const WorkloadCommand& cmd = thread_->ctx().phase->commands[f.command];
+  CommandStats& s = thread_->statsFor(f.command);
+  s.ops++;
+  s.bytes_tx += f.bytes_tx;
+  s.bytes_rx += reply.size();
+  s.latency.record(now > f.start_ns ? now - f.start_ns : 0);
+  if (is_error) [[unlikely]] {
+    std::string_view msg = reply.substr(1);
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == '\r')) {
+      msg.remove_suffix(1);
+    }
+    s.errors.add(errorKind(reply), 1, msg);
+    return;
+  }
+  if (cmd.kind != OpKind::kGet) {
+    return;
+  }
+  const bool is_null = (info.type == '$' && info.value < 0) || info.type == '_';
+  if (is_null) {
+    s.misses++;
+  } else {
+    s.hits++;
+  }
+  if (verify_ == nullptr) {
+    return;
+  }
+  std::string_view payload;
+  if (!is_null && !resp::readString(reply, &payload)) {
+    payload = reply;  // not a string: the check reports it as a foreign value
+  }
+  const PhaseContext& ctx = thread_->ctx();
+  const uint64_t key = KeyOwnership::keyOf(ctx.workload->keys, slot_, ctx.total_slots, f.key_index);
+  std::string why;
+  switch (Verifier::check(is_null, payload, key, ctx.run_id, f.seq, &why)) {
+    case VerifyResult::kOk:
+      break;
+    case VerifyResult::kUnverified:
+      thread_->counters().verify_unverified++;
+      break;
+    case VerifyResult::kMismatch:
+      thread_->recordMismatch("GET of key number " + std::to_string(key) + " (connection " +
+                              std::to_string(slot_) + "): " + why);
+      break;
+  }
+}
+
+void BenchConnection::afterReplies() {
+  if (state_ != State::kReady || count_ > 0 || thread_->stopping()) {
+    return;
+  }
+  if (issued_ >= budget_ || thread_->draining()) {
+    closeHandle(State::kDone);
+    return;
+  }
+  const uint64_t interval = thread_->ctx().options->reconnect_interval;
+  if (interval > 0 && issued_ - issued_at_connect_ >= interval) {
+    thread_->counters().reconnects++;
+    reconnect_after_close_ = true;
+    closeHandle(State::kClosing);
+  }
+}
+
+void BenchConnection::drain() { afterReplies(); }
+
+void BenchConnection::onLost(const char* what) {
+  if (thread_->stopping() || state_ == State::kClosing || state_ == State::kDone) {
+    return;
+  }
+  thread_->counters().closed_by_server++;
+  // Requests in flight never got a reply: count them as errors, and forget what lost SETs wrote.
+  uint64_t lost = 0;
+  for (size_t i = 0; i < count_; ++i) {
+    const InFlight& f = ring_[(head_ + i) % ring_.size()];
+    if (f.command == kHandshake) {
+      continue;
+    }
+    lost++;
+    thread_->statsFor(f.command).errors.add("CONNECTION_LOST", 1, what);
+    if (verify_ != nullptr && thread_->ctx().phase->commands[f.command].kind == OpKind::kSet) {
+      verify_->last_seq[f.key_index] = VerifySlot::kUnknown;
+    }
+  }
+  count_ = 0;
+  if (thread_->allowReconnect()) {
+    reconnect_after_close_ = true;
+    closeHandle(State::kClosing);
+    return;
+  }
+  thread_->fail("connection to " + thread_->ctx().address_text + " lost: " + what + " (" +
+                std::to_string(lost) + " requests in flight)");
+}
+
+void BenchConnection::abort() {
+  reconnect_after_close_ = false;
+  if (state_ != State::kIdle && state_ != State::kDone &&
+      !uv_is_closing(reinterpret_cast<uv_handle_t*>(&tcp_))) {
+    closeHandle(State::kDone);
+  }
+}
+
+void BenchConnection::closeHandle(State next) {
+  state_ = next == State::kDone ? State::kClosing : next;
+  final_after_close_ = next == State::kDone;
+  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &BenchConnection::onClosed);
+}
+
+void BenchConnection::resetBuffers() {
+  out_.clear();
+  in_len_ = 0;
+  head_ = 0;
+  count_ = 0;
+  handshake_pending_ = 0;
+  scanner_.reset();
+}
+
+void BenchConnection::onClosed(uv_handle_t* handle) {
+  auto* self = static_cast<BenchConnection*>(handle->data);
+  self->resetBuffers();
+  if (self->reconnect_after_close_ && !self->final_after_close_ && !self->thread_->stopping()) {
+    self->reconnect_after_close_ = false;
+    self->connect();
+    return;
+  }
+  self->state_ = State::kDone;
+  self->thread_->onConnectionDone();
+}
+
+}  // namespace sp::bench

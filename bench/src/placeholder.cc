@@ -1,2 +1,0 @@
-// placeholder until the bench engine lands
-namespace sp::bench {}

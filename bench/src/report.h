@@ -1,0 +1,41 @@
+// Report: the final table in memtier_benchmark's layout (plus p90, p99.99 and max), the
+// redis-benchmark style -q lines and --csv rows, the error and verify summaries, and the
+// once-a-second progress line.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "command_stats.h"
+
+namespace sp::bench {
+
+struct RunSummary {
+  std::string description;  // "1 thread, 50 connections, pipeline 1 against 127.0.0.1:6379"
+  uint64_t connections = 0;
+  uint64_t reconnects = 0;
+  uint64_t closed_by_server = 0;
+  bool verify = false;
+  uint64_t verify_mismatches = 0;
+  uint64_t verify_unverified = 0;
+  std::vector<std::string> verify_messages;
+};
+
+// Milliseconds with the given precision from nanoseconds.
+double toMs(double ns);
+
+void printTable(FILE* out, const std::vector<PhaseResult>& phases, const RunSummary& summary);
+void printQuiet(FILE* out, const PhaseResult& phase);
+void printCsvHeader(FILE* out);
+void printCsv(FILE* out, const PhaseResult& phase);
+// Errors by kind and the verify result; nothing when there is nothing to say.
+void printProblems(FILE* out, const std::vector<PhaseResult>& phases, const RunSummary& summary);
+
+// "[SET] 3s  45% done  123456 ops  98765 ops/s  avg 0.401 ms" ("12s left" under --test-time,
+// when time_left_s >= 0).
+std::string progressLine(const std::string& phase, double elapsed_s, uint64_t ops,
+                         double recent_ops_per_sec, double avg_latency_ms, double fraction_done,
+                         double time_left_s);
+
+}  // namespace sp::bench
