@@ -4,12 +4,14 @@
 #include <netdb.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include <spdlog/spdlog.h>
 
 #include "core/assert.h"
 #include "net/worker.h"
+#include "resp/encoder.h"
 #include "session/client_session.h"
 
 namespace sp::backend {
@@ -45,11 +47,14 @@ bool resolve(const std::string& host, uint16_t port, sockaddr_storage* out) {
 
 }  // namespace
 
-BackendConn::BackendConn(net::Worker& worker, uint16_t shard, route::ShardAddress address)
+BackendConn::BackendConn(net::Worker& worker, uint16_t shard, route::ShardAddress address,
+                         Credentials credentials, bool replica)
     : worker_(worker),
-      stats_(worker.stats().shards[shard]),
+      stats_(replica ? worker.stats().replica_shards[shard] : worker.stats().shards[shard]),
       shard_(shard),
-      address_(std::move(address)) {}
+      address_(std::move(address)),
+      credentials_(std::move(credentials)),
+      replica_(replica) {}
 
 BackendConn::~BackendConn() { SP_ASSERT(!tcp_open_ && fifo_.empty()); }
 
@@ -62,16 +67,41 @@ std::string BackendConn::unavailableError(std::string_view reason) const {
   return out;
 }
 
+std::string BackendConn::ejectedError() const {
+  if (shut_down_) {
+    return unavailableError("proxy shutting down");
+  }
+  return unavailableError("ejected after " +
+                          std::to_string(worker_.config().backend_failure_limit) +
+                          " failures (last: " + last_failure_ + ")");
+}
+
+net::BackendState BackendConn::state() const {
+  if (ejected_) {
+    return net::BackendState::kEjected;
+  }
+  switch (link_) {
+    case Link::kUp:
+      return net::BackendState::kUp;
+    case Link::kConnecting:
+      return net::BackendState::kConnecting;
+    case Link::kClosed:
+      break;
+  }
+  return net::BackendState::kDown;
+}
+
 void BackendConn::start() {
   uv_timer_init(worker_.loop(), &timer_);
   timer_.data = this;
-  timer_open_ = true;
+  uv_timer_init(worker_.loop(), &request_timer_);
+  request_timer_.data = this;
+  timers_open_ = true;
   connect();
 }
 
 void BackendConn::connect() {
   sockaddr_storage addr;
-  state_ = net::BackendState::kConnecting;
   if (!resolve(address_.host, address_.port, &addr)) {
     fail("cannot resolve host");
     return;
@@ -79,6 +109,7 @@ void BackendConn::connect() {
   uv_tcp_init(worker_.loop(), &tcp_);
   tcp_.data = this;
   tcp_open_ = true;
+  link_ = Link::kConnecting;
   connect_req_.data = this;
   int rc = uv_tcp_connect(&connect_req_, &tcp_, reinterpret_cast<const sockaddr*>(&addr),
                           &BackendConn::onConnectCb);
@@ -98,7 +129,7 @@ void BackendConn::onConnectCb(uv_connect_t* req, int status) {
 }
 
 void BackendConn::onConnected(int status) {
-  if (state_ != net::BackendState::kConnecting) {
+  if (link_ != Link::kConnecting) {
     return;
   }
   uv_timer_stop(&timer_);
@@ -107,14 +138,40 @@ void BackendConn::onConnected(int status) {
     fail(uv_strerror(status));
     return;
   }
-  state_ = net::BackendState::kUp;
-  backoff_ms_ = 0;
+  link_ = Link::kUp;
   stats_.connects.add();
   stats_.connections_up.add();
   uv_tcp_nodelay(&tcp_, 1);
   uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &BackendConn::onAllocCb,
                 &BackendConn::onReadCb);
-  spdlog::debug("worker {}: connected to shard {}", worker_.index(), address_.label());
+  if (!credentials_.password.empty()) {
+    // AUTH must be the first command on the socket, ahead of anything queued while connecting.
+    std::string auth;
+    if (credentials_.username.empty()) {
+      resp::appendCommand(auth, std::array<std::string_view, 2>{"AUTH", credentials_.password});
+    } else {
+      resp::appendCommand(auth, std::array<std::string_view, 3>{"AUTH", credentials_.username,
+                                                                credentials_.password});
+    }
+    Buffer queued;
+    queued.swap(out_);
+    out_.append(auth);
+    out_.append(queued.view());
+    session::BackendOp* op = worker_.ops().acquire();
+    op->request = nullptr;
+    op->fragment = 0;
+    op->kind = session::OpKind::kAuth;
+    fifo_.pushFront(op);
+    stats_.inflight.add();
+  }
+  if (probing_) {
+    queue(kPing, nullptr, 0, session::OpKind::kPing);
+    ping_outstanding_ = true;
+  }
+  spdlog::debug("worker {}: connected to {}", worker_.index(), address_.label());
+  if (!fifo_.empty()) {
+    armRequestTimer();
+  }
   if (!out_.empty()) {
     worker_.markDirty(this);
   }
@@ -123,28 +180,46 @@ void BackendConn::onConnected(int status) {
 void BackendConn::send(std::string_view bytes, session::PendingRequest* request,
                        uint32_t fragment) {
   SP_ASSERT(accepting());
+  stats_.requests.add();
+  if (replica_) {
+    stats_.replica_reads.add();
+  }
+  queue(bytes, request, fragment, session::OpKind::kRequest);
+}
+
+void BackendConn::queue(std::string_view bytes, session::PendingRequest* request, uint32_t fragment,
+                        session::OpKind kind) {
   session::BackendOp* op = worker_.ops().acquire();
   op->request = request;
   op->fragment = fragment;
+  op->kind = kind;
+  const bool was_empty = fifo_.empty();
   fifo_.push(op);
   out_.append(bytes);
-  stats_.requests.add();
   stats_.inflight.add();
-  if (state_ == net::BackendState::kUp) {
+  if (link_ == Link::kUp) {
     worker_.markDirty(this);
+    if (was_empty) {
+      armRequestTimer();
+    }
   }
 }
 
+void BackendConn::armRequestTimer() {
+  uv_timer_start(&request_timer_, &BackendConn::onRequestTimerCb,
+                 worker_.config().backend_timeout_ms, 0);
+}
+
 void BackendConn::ping() {
-  if (state_ == net::BackendState::kUp && !ping_outstanding_ && !shut_down_) {
+  if (link_ == Link::kUp && !ping_outstanding_ && !shut_down_ && !ejected_) {
     ping_outstanding_ = true;
-    send(kPing, nullptr, 0);
+    queue(kPing, nullptr, 0, session::OpKind::kPing);
   }
 }
 
 void BackendConn::flush() {
   dirty = false;
-  if (state_ != net::BackendState::kUp || writing_ || out_.empty()) {
+  if (link_ != Link::kUp || writing_ || out_.empty()) {
     return;
   }
   uv_buf_t buf = uv_buf_init(const_cast<char*>(out_.readPtr()), static_cast<unsigned>(out_.size()));
@@ -202,11 +277,12 @@ void BackendConn::onReadCb(uv_stream_t* stream, ssize_t nread, const uv_buf_t* /
 
 void BackendConn::onRead(ssize_t nread) {
   if (nread < 0) {
-    fail(nread == UV_EOF ? "connection closed by the shard" : uv_strerror(static_cast<int>(nread)));
+    fail(nread == UV_EOF ? "connection closed by the server"
+                         : uv_strerror(static_cast<int>(nread)));
     return;
   }
   in_.commit(static_cast<size_t>(nread));
-  while (!in_.empty() && state_ == net::BackendState::kUp) {
+  while (!in_.empty() && link_ == Link::kUp) {
     size_t consumed = 0;
     resp::ReplyInfo info;
     resp::ParseStatus st = scanner_.scan(in_.view(), &consumed, &info);
@@ -224,7 +300,15 @@ void BackendConn::onRead(ssize_t nread) {
       return;
     }
     complete(std::string_view(in_.readPtr(), consumed));
+    if (link_ != Link::kUp) {
+      return;  // the reply failed the connection (AUTH or PING error)
+    }
     in_.consume(consumed);
+  }
+  if (fifo_.empty()) {
+    uv_timer_stop(&request_timer_);
+  } else {
+    armRequestTimer();
   }
 }
 
@@ -232,17 +316,45 @@ void BackendConn::complete(std::string_view reply) {
   session::BackendOp* op = fifo_.pop();
   stats_.inflight.sub();
   session::PendingRequest* request = op->request;
-  uint32_t fragment = op->fragment;
+  const uint32_t fragment = op->fragment;
+  const session::OpKind kind = op->kind;
   worker_.ops().release(op);
-  if (request == nullptr) {
-    ping_outstanding_ = false;
-    if (resp::isError(reply) && worker_.logLimiter().allow()) {
-      spdlog::warn("worker {}: shard {} answered PING with {}", worker_.index(), address_.label(),
-                   reply.substr(0, reply.size() - 2));
-    }
-    return;
+  switch (kind) {
+    case session::OpKind::kRequest:
+      healthy();
+      session::ClientSession::onBackendReply(worker_, request, fragment, reply);
+      return;
+    case session::OpKind::kPing:
+      ping_outstanding_ = false;
+      if (resp::isError(reply)) {
+        stats_.ping_failures.add();
+        fail("PING answered " + std::string(reply.substr(1, reply.size() - 3)));
+        return;
+      }
+      healthy();
+      return;
+    case session::OpKind::kAuth:
+      if (resp::isError(reply)) {
+        fail("authentication failed: " + std::string(reply.substr(1, reply.size() - 3)));
+        return;
+      }
+      return;
   }
-  session::ClientSession::onBackendReply(worker_, request, fragment, reply);
+}
+
+void BackendConn::healthy() {
+  failures_ = 0;
+  reconnect_ms_ = 0;
+  if (ejected_) {
+    ejected_ = false;
+    probing_ = false;
+    eject_ms_ = 0;
+    stats_.ejected.sub();
+    spdlog::info("worker {}: {} re-admitted", worker_.index(), address_.label());
+  } else if (!ever_up_) {
+    spdlog::debug("worker {}: {} up", worker_.index(), address_.label());
+  }
+  ever_up_ = true;
 }
 
 void BackendConn::failAllOps(std::string_view reason) {
@@ -251,48 +363,77 @@ void BackendConn::failAllOps(std::string_view reason) {
   }
   std::string error = unavailableError(reason);
   while (!fifo_.empty()) {
-    session::BackendOp* op = fifo_.front();
-    if (op->request != nullptr) {
+    session::BackendOp* op = fifo_.pop();
+    stats_.inflight.sub();
+    session::PendingRequest* request = op->request;
+    const uint32_t fragment = op->fragment;
+    const bool is_request = op->kind == session::OpKind::kRequest;
+    worker_.ops().release(op);
+    if (is_request) {
       stats_.errors.add();
+      session::ClientSession::onBackendReply(worker_, request, fragment, error);
     }
-    complete(error);
   }
 }
 
-void BackendConn::fail(std::string_view reason) {
-  const bool was_up = state_ == net::BackendState::kUp;
-  if (was_up) {
+void BackendConn::closeSocket() {
+  if (link_ == Link::kUp) {
     stats_.connections_up.sub();
   }
-  state_ = net::BackendState::kDown;
+  link_ = Link::kClosed;
   if (tcp_open_) {
     uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
     tcp_open_ = false;
-    uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &BackendConn::onCloseCb);
     tcp_closing_ = true;
+    uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &BackendConn::onCloseCb);
   }
-  if (timer_open_) {
+  if (timers_open_) {
     uv_timer_stop(&timer_);
-  }
-  fail_reason_ = std::string(reason);
-  if (was_up) {
-    spdlog::warn("worker {}: shard {} down: {}", worker_.index(), address_.label(), reason);
-  } else if (worker_.logLimiter().allow()) {
-    spdlog::debug("worker {}: shard {} connect failed: {}", worker_.index(), address_.label(),
-                  reason);
+    uv_timer_stop(&request_timer_);
   }
   out_.clear();
   in_.clear();
   scanner_.reset();
   ping_outstanding_ = false;
+}
+
+void BackendConn::fail(std::string_view reason) {
+  if (shut_down_) {
+    return;
+  }
+  const bool was_up = link_ == Link::kUp;
+  last_failure_ = std::string(reason);
+  ++failures_;
+  closeSocket();
   failAllOps(reason);
-  if (shut_down_ || !timer_open_) {
+  if (!timers_open_) {
     return;
   }
   const auto& cfg = worker_.config();
-  backoff_ms_ = backoff_ms_ == 0 ? cfg.backend_reconnect_min_ms
-                                 : std::min(backoff_ms_ * 2, cfg.backend_reconnect_max_ms);
-  uv_timer_start(&timer_, &BackendConn::onTimerCb, backoff_ms_, 0);
+  uint32_t delay = 0;
+  if (ejected_) {
+    // A probe failed: stay ejected, for longer.
+    probing_ = false;
+    eject_ms_ = std::min(eject_ms_ * 2, cfg.backend_retry_timeout_max_ms);
+    delay = eject_ms_;
+    spdlog::debug("worker {}: probe of {} failed: {}", worker_.index(), address_.label(), reason);
+  } else if (failures_ >= cfg.backend_failure_limit) {
+    ejected_ = true;
+    eject_ms_ = cfg.backend_retry_timeout_ms;
+    delay = eject_ms_;
+    stats_.ejections.add();
+    stats_.ejected.add();
+    spdlog::warn("worker {}: {} ejected after {} failures (last: {}); probing in {} ms",
+                 worker_.index(), address_.label(), failures_, reason, delay);
+  } else {
+    reconnect_ms_ = reconnect_ms_ == 0 ? cfg.backend_reconnect_min_ms
+                                       : std::min(reconnect_ms_ * 2, cfg.backend_reconnect_max_ms);
+    delay = reconnect_ms_;
+    if (was_up) {
+      spdlog::warn("worker {}: {} down: {}", worker_.index(), address_.label(), reason);
+    }
+  }
+  uv_timer_start(&timer_, &BackendConn::onTimerCb, delay, 0);
 }
 
 void BackendConn::onCloseCb(uv_handle_t* handle) {
@@ -304,7 +445,7 @@ void BackendConn::onTimerCb(uv_timer_t* timer) {
   if (self->shut_down_) {
     return;
   }
-  if (self->state_ == net::BackendState::kConnecting) {
+  if (self->link_ == Link::kConnecting) {
     self->stats_.connect_failures.add();
     self->fail("connect timeout");
     return;
@@ -313,27 +454,34 @@ void BackendConn::onTimerCb(uv_timer_t* timer) {
     uv_timer_start(&self->timer_, &BackendConn::onTimerCb, 1, 0);
     return;
   }
+  if (self->ejected_) {
+    self->probing_ = true;
+  }
   self->connect();
+}
+
+void BackendConn::onRequestTimerCb(uv_timer_t* timer) {
+  auto* self = static_cast<BackendConn*>(timer->data);
+  if (self->shut_down_ || self->link_ != Link::kUp || self->fifo_.empty()) {
+    return;
+  }
+  self->stats_.timeouts.add();
+  self->fail("timeout after " + std::to_string(self->worker_.config().backend_timeout_ms) + " ms");
 }
 
 void BackendConn::shutdown() {
   if (shut_down_) {
     return;
   }
+  closeSocket();
   shut_down_ = true;
-  if (state_ == net::BackendState::kUp) {
-    stats_.connections_up.sub();
+  if (ejected_) {
+    stats_.ejected.sub();
   }
-  state_ = net::BackendState::kDown;
-  if (tcp_open_) {
-    uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
-    tcp_open_ = false;
-    uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), nullptr);
-  }
-  if (timer_open_) {
-    timer_open_ = false;
-    uv_timer_stop(&timer_);
+  if (timers_open_) {
+    timers_open_ = false;
     uv_close(reinterpret_cast<uv_handle_t*>(&timer_), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t*>(&request_timer_), nullptr);
   }
   failAllOps("proxy shutting down");
 }

@@ -1,9 +1,18 @@
-// BackendConn: one long-lived, pipelined connection from a worker to a shard.
+// BackendConn: one long-lived, pipelined connection from a worker to a Redis server (a shard's
+// primary or one of its replicas).
 //
 // Requests of many clients are appended to one output buffer and recorded, in send order, in a
 // FIFO of BackendOps. Each reply (framed by ReplyScanner, never parsed into values) completes the
 // front op. When the connection fails, every op in the FIFO is answered with
-// "-ERR shard <name> (<addr>) unavailable: <reason>" in order, and it reconnects with backoff.
+// "-ERR shard <name> (<addr>) unavailable: <reason>" in order.
+//
+// Health: a PING every backend.ping_interval_ms shares the pipeline. A request timeout is armed
+// when the FIFO goes from empty to non-empty and re-armed on every reply; when it fires the
+// pending requests fail and the connection is recycled, so a late reply can never reach the
+// wrong request. Connect failures, losses, timeouts and PING errors count as failures; any good
+// reply resets the count. After backend.failure_limit consecutive failures the connection is
+// ejected: requests fail fast for backend.retry_timeout_ms (doubling while probes fail, up to
+// retry_timeout_max_ms), then a probe reconnects and PINGs, and the first good reply re-admits it.
 #pragma once
 
 #include <uv.h>
@@ -25,9 +34,16 @@ class Worker;
 
 namespace sp::backend {
 
+// AUTH credentials sent first on every (re)connect; empty password = no AUTH.
+struct Credentials {
+  std::string username;
+  std::string password;
+};
+
 class BackendConn {
  public:
-  BackendConn(net::Worker& worker, uint16_t shard, route::ShardAddress address);
+  BackendConn(net::Worker& worker, uint16_t shard, route::ShardAddress address,
+              Credentials credentials, bool replica);
   ~BackendConn();
   BackendConn(const BackendConn&) = delete;
   BackendConn& operator=(const BackendConn&) = delete;
@@ -35,56 +51,77 @@ class BackendConn {
   void start();     // first connect
   void shutdown();  // close for good (worker exit)
 
-  // True when a request sent now would be queued (connected or connecting); false when the
-  // shard is down and requests should fail fast.
-  bool accepting() const { return state_ != net::BackendState::kDown && !shut_down_; }
+  // True when a request sent now is queued (connected, connecting or reconnecting); false while
+  // the connection is ejected or shut down, when requests must fail fast.
+  bool accepting() const { return !ejected_ && !shut_down_; }
 
-  // Queues `bytes` (one complete command) for the shard; `request` gets the reply (fragment
+  // Queues `bytes` (one complete command) for the server; `request` gets the reply (fragment
   // `fragment` for split requests). Requires accepting().
   void send(std::string_view bytes, session::PendingRequest* request, uint32_t fragment);
 
   void flush();  // called by the worker's check phase when dirty
-  void ping();   // health check: a PING that shares the pipeline
+  void ping();   // health check, from the worker's ping timer
   bool dirty = false;
 
-  net::BackendState state() const { return state_; }
+  net::BackendState state() const;
+  bool replica() const { return replica_; }
   const route::ShardAddress& address() const { return address_; }
   uint16_t shard() const { return shard_; }
+  // The error line for requests that cannot be served: "-ERR shard <label> unavailable: <why>".
   std::string unavailableError(std::string_view reason) const;
+  // The error line for a request refused because the connection is ejected.
+  std::string ejectedError() const;
 
  private:
+  enum class Link : uint8_t { kClosed, kConnecting, kUp };
+
   static void onConnectCb(uv_connect_t* req, int status);
   static void onAllocCb(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
   static void onReadCb(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
   static void onWriteCb(uv_write_t* req, int status);
   static void onCloseCb(uv_handle_t* handle);
   static void onTimerCb(uv_timer_t* timer);
+  static void onRequestTimerCb(uv_timer_t* timer);
 
   void connect();
   void onConnected(int status);
   void onRead(ssize_t nread);
-  void fail(std::string_view reason);  // close the socket, answer every op, schedule reconnect
+  void queue(std::string_view bytes, session::PendingRequest* request, uint32_t fragment,
+             session::OpKind kind);
+  // A failure: close the socket, answer every op, count it, then reconnect or eject.
+  void fail(std::string_view reason);
   void failAllOps(std::string_view reason);
+  void closeSocket();
   void complete(std::string_view reply);
+  void healthy();  // a good reply arrived
+  void armRequestTimer();
 
   net::Worker& worker_;
   net::ShardStats& stats_;
   uint16_t shard_;
   route::ShardAddress address_;
-  net::BackendState state_ = net::BackendState::kDown;
+  Credentials credentials_;
+  bool replica_;
+  Link link_ = Link::kClosed;
   bool shut_down_ = false;
+  bool ejected_ = false;      // failing fast until a probe succeeds
+  bool probing_ = false;      // ejected, and the probe connection is being tried
   bool tcp_open_ = false;     // tcp_ initialised and not yet closed
   bool tcp_closing_ = false;  // uv_close(tcp_) issued, close callback not yet run
   bool writing_ = false;      // a uv_write of write_buf_ is in flight
   bool ping_outstanding_ = false;
-  uint32_t backoff_ms_ = 0;
-  std::string fail_reason_;
+  bool ever_up_ = false;
+  uint32_t failures_ = 0;      // consecutive failures
+  uint32_t reconnect_ms_ = 0;  // current reconnect delay (before ejection)
+  uint32_t eject_ms_ = 0;      // current ejection length
+  std::string last_failure_;
 
   uv_tcp_t tcp_{};
   uv_connect_t connect_req_{};
   uv_write_t write_req_{};
-  uv_timer_t timer_{};  // connect timeout while connecting, reconnect delay while down
-  bool timer_open_ = false;
+  uv_timer_t timer_{};          // connect timeout while connecting; reconnect/ejection delay
+  uv_timer_t request_timer_{};  // request timeout while the FIFO is not empty
+  bool timers_open_ = false;
 
   Buffer out_;        // bytes not yet handed to the kernel
   Buffer write_buf_;  // bytes of the uv_write in flight

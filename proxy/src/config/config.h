@@ -65,7 +65,7 @@ struct Config {
   uint32_t backend_ping_interval_ms = 1000;      // backend.ping_interval_ms: health PING period
   uint32_t backend_failure_limit = 3;            // backend.failure_limit: failures before ejection
   uint32_t backend_retry_timeout_ms = 1000;      // backend.retry_timeout_ms: first ejection length
-  uint32_t backend_retry_timeout_max_ms = 8000;  // backend.retry_timeout_max_ms: ejection cap
+  uint32_t backend_retry_timeout_max_ms = 2000;  // backend.retry_timeout_max_ms: ejection cap
   ReadFrom read_from = ReadFrom::kPrimary;       // backend.read_from
   std::string backend_username;                  // backend.username: ACL user for every shard
   std::string backend_password;                  // backend.password: AUTH password for every shard

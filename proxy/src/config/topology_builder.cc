@@ -1,6 +1,7 @@
 // Config -> route::Topology.
 #include "config/topology_builder.h"
 
+#include <string>
 #include <vector>
 
 #include "core/assert.h"
@@ -15,7 +16,17 @@ std::shared_ptr<const sp::route::Topology> makeTopology(const Config& config) {
   bool explicit_slots = false;
   for (size_t i = 0; i < config.shards.size(); ++i) {
     const ShardConfig& shard = config.shards[i];
-    shards.push_back({shard.name, shard.host, shard.port});
+    route::ShardAddress address{shard.name, shard.host, shard.port};
+    address.username = shard.username.empty() ? config.backend_username : shard.username;
+    address.password = shard.password.empty() ? config.backend_password : shard.password;
+    for (size_t r = 0; r < shard.replicas.size(); ++r) {
+      route::ShardAddress replica{shard.name + "-replica" + std::to_string(r),
+                                  shard.replicas[r].host, shard.replicas[r].port};
+      replica.username = address.username;
+      replica.password = address.password;
+      address.replicas.push_back(std::move(replica));
+    }
+    shards.push_back(std::move(address));
     for (const SlotRange& range : shard.slots) {
       explicit_slots = true;
       ranges.push_back({range.first, range.last, static_cast<uint16_t>(i)});

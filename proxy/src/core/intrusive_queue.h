@@ -24,6 +24,15 @@ class IntrusiveQueue {
     ++size_;
   }
 
+  void pushFront(T* item) {
+    item->*Next = head_;
+    head_ = item;
+    if (tail_ == nullptr) {
+      tail_ = item;
+    }
+    ++size_;
+  }
+
   T* pop() {
     T* item = head_;
     if (item != nullptr) {

@@ -103,6 +103,8 @@ std::string ProxyContext::info(std::string_view section) const {
     const auto& shards = topology->shards();
     for (size_t i = 0; i < shards.size(); ++i) {
       uint64_t requests = 0, errors = 0, up = 0, inflight = 0, connects = 0, failures = 0;
+      uint64_t timeouts = 0, ejections = 0, ping_failures = 0;
+      std::string per_worker;
       for (const Worker* w : workers) {
         const ShardStats& s = w->stats().shards[i];
         requests += s.requests.get();
@@ -111,6 +113,15 @@ std::string ProxyContext::info(std::string_view section) const {
         inflight += s.inflight.get();
         connects += s.connects.get();
         failures += s.connect_failures.get();
+        timeouts += s.timeouts.get();
+        ejections += s.ejections.get();
+        ping_failures += s.ping_failures.get();
+        per_worker += per_worker.empty() ? "" : ",";
+        per_worker += "worker" + std::to_string(w->index()) + "=" +
+                      (s.ejected.get() > 0 ? "ejected"
+                       : s.connections_up.get() == static_cast<uint64_t>(config.backend_connections)
+                           ? "up"
+                           : "down");
       }
       const uint64_t total =
           static_cast<uint64_t>(config.backend_connections) * static_cast<uint64_t>(workers.size());
@@ -135,7 +146,24 @@ std::string ProxyContext::info(std::string_view section) const {
                ",slots=" + slots + ",requests=" + std::to_string(requests) +
                ",errors=" + std::to_string(errors) + ",inflight=" + std::to_string(inflight) +
                ",connects=" + std::to_string(connects) +
-               ",connect_failures=" + std::to_string(failures));
+               ",connect_failures=" + std::to_string(failures) +
+               ",timeouts=" + std::to_string(timeouts) + ",ejections=" + std::to_string(ejections) +
+               ",ping_failures=" + std::to_string(ping_failures) + "," + per_worker);
+      if (!sh.replicas.empty()) {
+        uint64_t replica_up = 0, replica_reads = 0;
+        for (const Worker* w : workers) {
+          replica_up += w->stats().replica_shards[i].connections_up.get();
+          replica_reads += w->stats().replica_shards[i].replica_reads.get();
+        }
+        std::string addrs;
+        for (const auto& rep : sh.replicas) {
+          addrs += (addrs.empty() ? "" : " ") + rep.host + ":" + std::to_string(rep.port);
+        }
+        line(out, sh.name + "_replicas",
+             "addrs=" + addrs + ",connections_up=" + std::to_string(replica_up) + "/" +
+                 std::to_string(sh.replicas.size() * workers.size()) +
+                 ",reads=" + std::to_string(replica_reads));
+      }
     }
     out += "\r\n";
   }

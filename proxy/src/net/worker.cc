@@ -11,8 +11,15 @@
 namespace sp::net {
 namespace {
 
-constexpr uint64_t kPingIntervalMs = 1000;
 constexpr uint64_t kDrainPollMs = 10;
+
+std::vector<std::string> shardNames(const route::Topology& topology) {
+  std::vector<std::string> names;
+  for (const auto& shard : topology.shards()) {
+    names.push_back(shard.name);
+  }
+  return names;
+}
 
 }  // namespace
 
@@ -24,6 +31,8 @@ const char* backendStateName(BackendState state) {
       return "up";
     case BackendState::kDown:
       return "down";
+    case BackendState::kEjected:
+      return "ejected";
   }
   return "unknown";
 }
@@ -33,7 +42,7 @@ Worker::Worker(int index, ProxyContext& context, int listen_fd)
       context_(context),
       listen_fd_(listen_fd),
       topology_(context.topology),
-      stats_(context.topology->shardCount()),
+      stats_(shardNames(*context.topology)),
       read_buffer_(new char[kReadBufferSize]) {
   const auto& limits = context.config.limits;
   parser_limits_.max_bulk_len = limits.max_bulk_len;
@@ -43,16 +52,25 @@ Worker::Worker(int index, ProxyContext& context, int listen_fd)
   loop_.data = this;
   const auto& shards = topology_->shards();
   backends_.resize(shards.size());
+  replicas_.resize(shards.size());
+  read_turn_.assign(shards.size(), 0);
   for (size_t s = 0; s < shards.size(); ++s) {
+    const auto shard = static_cast<uint16_t>(s);
+    const backend::Credentials creds{shards[s].username, shards[s].password};
     for (int i = 0; i < context.config.backend_connections; ++i) {
       backends_[s].push_back(
-          std::make_unique<backend::BackendConn>(*this, static_cast<uint16_t>(s), shards[s]));
+          std::make_unique<backend::BackendConn>(*this, shard, shards[s], creds, false));
+    }
+    for (const auto& replica : shards[s].replicas) {
+      replicas_[s].push_back(std::make_unique<backend::BackendConn>(
+          *this, shard, replica, backend::Credentials{replica.username, replica.password}, true));
     }
   }
 }
 
 Worker::~Worker() {
   backends_.clear();
+  replicas_.clear();
   uv_loop_close(&loop_);
 }
 
@@ -90,15 +108,11 @@ void Worker::run() {
   ping_timer_.data = this;
   uv_timer_start(
       &ping_timer_, [](uv_timer_t* t) { static_cast<Worker*>(t->data)->onPingTimer(); },
-      kPingIntervalMs, kPingIntervalMs);
+      context_.config.backend_ping_interval_ms, context_.config.backend_ping_interval_ms);
   uv_async_init(&loop_, &stop_async_,
                 [](uv_async_t* a) { static_cast<Worker*>(a->data)->onStopRequested(); });
   stop_async_.data = this;
-  for (auto& shard : backends_) {
-    for (auto& conn : shard) {
-      conn->start();
-    }
-  }
+  forEachBackend([](backend::BackendConn& conn) { conn.start(); });
   uv_run(&loop_, UV_RUN_DEFAULT);
   spdlog::debug("worker {}: stopped", index_);
 }
@@ -136,6 +150,37 @@ void Worker::sessionClosed(session::ClientSession* s) {
 backend::BackendConn& Worker::backendFor(uint16_t shard, uint64_t client_id) {
   auto& conns = backends_[shard];
   return *conns[conns.size() == 1 ? 0 : client_id % conns.size()];
+}
+
+backend::BackendConn& Worker::backendForRead(uint16_t shard, uint64_t client_id) {
+  backend::BackendConn& primary = backendFor(shard, client_id);
+  auto& replicas = replicas_[shard];
+  const config::ReadFrom mode = context_.config.read_from;
+  if (replicas.empty() || mode == config::ReadFrom::kPrimary) {
+    return primary;
+  }
+  // Take the next live candidate in turn; the primary counts as one in round-robin mode and is
+  // the fallback of prefer-replica. replica-only returns an ejected replica when none is live,
+  // so the request fails with that replica's error.
+  const size_t candidates = replicas.size() + (mode == config::ReadFrom::kRoundRobin ? 1 : 0);
+  for (size_t tried = 0; tried < candidates; ++tried) {
+    const size_t pick = read_turn_[shard]++ % candidates;
+    backend::BackendConn& conn = pick < replicas.size() ? *replicas[pick] : primary;
+    if (conn.accepting()) {
+      return conn;
+    }
+  }
+  return mode == config::ReadFrom::kReplicaOnly ? *replicas[0] : primary;
+}
+
+void Worker::forEachBackend(const std::function<void(backend::BackendConn&)>& fn) {
+  for (auto* group : {&backends_, &replicas_}) {
+    for (auto& shard : *group) {
+      for (auto& conn : shard) {
+        fn(*conn);
+      }
+    }
+  }
 }
 
 void Worker::markDirty(session::ClientSession* s) {
@@ -192,11 +237,7 @@ void Worker::onCheck() {
 }
 
 void Worker::onPingTimer() {
-  for (auto& shard : backends_) {
-    for (auto& conn : shard) {
-      conn->ping();
-    }
-  }
+  forEachBackend([](backend::BackendConn& conn) { conn.ping(); });
 }
 
 void Worker::onStopRequested() {
@@ -233,11 +274,7 @@ void Worker::closeEverything() {
   for (session::ClientSession* s : sessions) {
     s->close("shutdown");
   }
-  for (auto& shard : backends_) {
-    for (auto& conn : shard) {
-      conn->shutdown();
-    }
-  }
+  forEachBackend([](backend::BackendConn& conn) { conn.shutdown(); });
   uv_timer_stop(&drain_timer_);
   uv_timer_stop(&ping_timer_);
   uv_close(reinterpret_cast<uv_handle_t*>(&drain_timer_), nullptr);

@@ -7,6 +7,7 @@
 
 #include <uv.h>
 
+#include <functional>
 #include <memory>
 #include <thread>
 #include <unordered_set>
@@ -67,7 +68,11 @@ class Worker {
   // The connection a client uses for a shard: fixed per client, so its requests to one shard
   // keep their order at the shard.
   backend::BackendConn& backendFor(uint16_t shard, uint64_t client_id);
+  // Where a read-only command goes under backend.read_from: a live replica or the primary.
+  backend::BackendConn& backendForRead(uint16_t shard, uint64_t client_id);
   backend::BackendConn& backendAt(uint16_t shard, size_t index) { return *backends_[shard][index]; }
+  // Every backend connection of this worker, primaries and replicas.
+  void forEachBackend(const std::function<void(backend::BackendConn&)>& fn);
   size_t backendConnsPerShard() const { return backends_.empty() ? 0 : backends_[0].size(); }
 
   void markDirty(session::ClientSession* s);
@@ -117,6 +122,8 @@ class Worker {
   std::unique_ptr<char[]> read_buffer_;
 
   std::vector<std::vector<std::unique_ptr<backend::BackendConn>>> backends_;  // [shard][i]
+  std::vector<std::vector<std::unique_ptr<backend::BackendConn>>> replicas_;  // [shard][replica]
+  std::vector<size_t> read_turn_;  // [shard] rotation over read candidates
   std::unordered_set<session::ClientSession*> sessions_;
   std::vector<session::ClientSession*> dirty_sessions_;
   std::vector<backend::BackendConn*> dirty_backends_;

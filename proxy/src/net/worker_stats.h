@@ -1,46 +1,215 @@
-// Per-worker statistics: written only by the owning worker, read by INFO from any worker.
+// Per-worker statistics, declared once: the X-macro lists below generate the per-worker structs
+// (WorkerStats, ShardStats) and drive the Prometheus families that net/stats_collector.cc builds
+// at scrape time (STYLE.md habit 6). Every field is written only by its worker thread and read by
+// INFO and the scrape from any thread (sp::Counter: relaxed atomics, no lock prefix). Fields on
+// the request path are metrics::HotCounter, compiled out with SHARDPROXY_METRICS=0; rare events
+// are sp::Counter in both builds. Labels are bounded: per shard (and role), per command class,
+// per result, per reason; never per key or per client.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/counter.h"
+#include "metrics/hot_counter.h"
+#include "metrics/latency_histogram.h"
+#include "resp/parse_status.h"
+
+namespace sp::resp {
+struct CommandInfo;
+}
 
 namespace sp::net {
 
-enum class BackendState : uint8_t { kConnecting, kUp, kDown };
+using metrics::HotCounter;
+
+enum class BackendState : uint8_t { kConnecting, kUp, kDown, kEjected };
 
 const char* backendStateName(BackendState state);
 
+// X(field, storage, type, Prometheus name, help, label, label value). Rows that share a name form
+// one family (the first row's help is the family's); name "" = INFO only, not exported; type is
+// kCounter or kGauge.
+#define SP_WORKER_METRICS(X)                                                                  \
+  X(connections_open, Counter, kGauge, "shardproxy_client_connections",                       \
+    "Client connections open now", "", "")                                                    \
+  X(connections_accepted, Counter, kCounter, "shardproxy_client_connections_accepted_total",  \
+    "Client connections accepted", "", "")                                                    \
+  X(connections_rejected, Counter, kCounter, "shardproxy_client_connections_rejected_total",  \
+    "Client connections refused because limits.max_clients was reached", "", "")              \
+  X(closed_output_limit, Counter, kCounter, "", "", "", "")                                   \
+  X(commands, HotCounter, kCounter, "", "", "", "")                                           \
+  X(commands_local, HotCounter, kCounter, "", "", "", "")                                     \
+  X(commands_split, HotCounter, kCounter, "shardproxy_split_requests_total",                  \
+    "Multi-key requests split over several shards and merged", "", "")                        \
+  X(commands_refused, Counter, kCounter, "", "", "", "")                                      \
+  X(reads_paused, Counter, kCounter, "shardproxy_client_reads_paused_total",                  \
+    "Times reading from a client paused at limits.max_inflight_per_client or a large output " \
+    "backlog",                                                                                \
+    "", "")                                                                                   \
+  X(bytes_in, HotCounter, kCounter, "shardproxy_client_received_bytes_total",                 \
+    "Bytes read from client connections", "", "")                                             \
+  X(bytes_out, HotCounter, kCounter, "shardproxy_client_sent_bytes_total",                    \
+    "Bytes written to client connections", "", "")                                            \
+  X(slow_requests, Counter, kCounter, "shardproxy_slow_requests_total",                       \
+    "Requests slower than slowlog.threshold_us (each one is recorded in the slow log)", "", "")
+
+// Per shard, per worker; exported with labels shard="<name>" and role="primary"|"replica".
+#define SP_SHARD_METRICS(X)                                                                    \
+  X(requests, HotCounter, kCounter, "shardproxy_backend_requests_total",                       \
+    "Requests and split fragments sent to the shard", "", "")                                  \
+  X(errors, Counter, kCounter, "shardproxy_backend_errors_total",                              \
+    "Backend failures by kind: connection (a request failed because its connection failed), "  \
+    "reply (the shard answered an error reply)",                                               \
+    "kind", "connection")                                                                      \
+  X(reply_errors, Counter, kCounter, "shardproxy_backend_errors_total", "", "kind", "reply")   \
+  X(timeouts, Counter, kCounter, "shardproxy_backend_timeouts_total",                          \
+    "Connections recycled because a reply took longer than backend.timeout_ms", "", "")        \
+  X(connects, Counter, kCounter, "shardproxy_backend_connects_total",                          \
+    "Backend connection attempts by result", "result", "ok")                                   \
+  X(connect_failures, Counter, kCounter, "shardproxy_backend_connects_total", "", "result",    \
+    "failed")                                                                                  \
+  X(reconnects, Counter, kCounter, "shardproxy_backend_reconnects_total",                      \
+    "Backend connections re-established after they were lost", "", "")                         \
+  X(connections_up, Counter, kGauge, "shardproxy_backend_connections",                         \
+    "Backend connections by state: up, ejected, down (connecting or waiting to reconnect)",    \
+    "state", "up")                                                                             \
+  X(ejected, Counter, kGauge, "shardproxy_backend_connections", "", "state", "ejected")        \
+  X(inflight, HotCounter, kGauge, "shardproxy_backend_inflight_requests",                      \
+    "Requests sent to the shard and not yet answered", "", "")                                 \
+  X(ping_failures, Counter, kCounter, "shardproxy_backend_health_check_failures_total",        \
+    "Health-check PINGs answered with an error", "", "")                                       \
+  X(ejections, Counter, kCounter, "shardproxy_backend_ejections_total",                        \
+    "Times a connection was ejected after backend.failure_limit consecutive failures", "", "") \
+  X(replica_reads, HotCounter, kCounter, "shardproxy_backend_replica_reads_total",             \
+    "Read-only requests sent to a replica", "", "")                                            \
+  X(moved, Counter, kCounter, "shardproxy_redirects_total",                                    \
+    "MOVED and ASK redirects answered by shards", "type", "moved")                             \
+  X(ask, Counter, kCounter, "shardproxy_redirects_total", "", "type", "ask")
+
+// The command classes of shardproxy_requests_total and shardproxy_request_duration_seconds.
+enum class CommandClass : uint8_t { kRead, kWrite, kMultiKey, kLocal, kAdmin, kOther };
+inline constexpr size_t kCommandClasses = 6;
+inline constexpr std::array<std::string_view, kCommandClasses> kCommandClassNames = {
+    "read", "write", "multikey", "local", "admin", "other"};
+// read: Redis "readonly"; write: Redis "write"; multikey: split-capable (MGET, MSET, DEL, ...);
+// local: answered by the proxy; admin: PROXY ...; other: the rest (EVAL, unknown commands, ...).
+CommandClass commandClass(const resp::CommandInfo* cmd);
+
+// How a request ended: ok; error (the shard, or the proxy for a local command, answered an error
+// reply); unavailable (its shard was down, ejected or failed it); refused (unknown, unsupported,
+// wrong arity, CROSSSLOT).
+enum class RequestResult : uint8_t { kOk, kError, kUnavailable, kRefused };
+inline constexpr size_t kRequestResults = 4;
+inline constexpr std::array<std::string_view, kRequestResults> kRequestResultNames = {
+    "ok", "error", "unavailable", "refused"};
+
+// Why a client connection closed (ClientSession::close's reason, mapped by closeReason()).
+enum class CloseReason : uint8_t {
+  kClientClosed,
+  kQuit,
+  kOutputLimit,
+  kMaxClients,
+  kShutdown,
+  kError
+};
+inline constexpr size_t kCloseReasons = 6;
+inline constexpr std::array<std::string_view, kCloseReasons> kCloseReasonNames = {
+    "client_closed", "quit", "output_limit", "max_clients", "shutdown", "error"};
+// "client closed" -> client_closed, "quit" (QUIT, or after a protocol error reply) -> quit,
+// "output buffer limit", "refused", "shutdown"; anything else (socket errors) -> error.
+CloseReason closeReason(std::string_view why);
+
+inline constexpr size_t kParseErrors = static_cast<size_t>(resp::ParseError::kTooDeep) + 1;
+
+// Protocol errors by reason (resp::ParseError). add() with no reason counts a stream error that
+// is not a parse error (a backend reply without a request), exported as reason="unexpected_reply".
+class ProtocolErrors {
+ public:
+  void add(resp::ParseError reason = resp::ParseError::kNone) {
+    by_reason_[static_cast<size_t>(reason)].add();
+  }
+  uint64_t get(resp::ParseError reason) const {
+    return by_reason_[static_cast<size_t>(reason)].get();
+  }
+  uint64_t get() const {
+    uint64_t total = 0;
+    for (const Counter& c : by_reason_) {
+      total += c.get();
+    }
+    return total;
+  }
+  static std::string_view reasonName(resp::ParseError reason);
+
+ private:
+  std::array<Counter, kParseErrors> by_reason_;
+};
+
+#define SP_DECLARE_FIELD(field, storage, type, name, help, label, value) storage field;
+
 struct ShardStats {
-  Counter requests;  // requests and fragments sent
-  Counter errors;    // requests failed because the connection failed
-  Counter connects;  // successful (re)connects
-  Counter connect_failures;
-  Counter connections_up;  // connections currently up (0..backend.connections)
-  Counter inflight;        // requests sent and not yet answered
+  SP_SHARD_METRICS(SP_DECLARE_FIELD)
+  metrics::LatencyHistogram duration;  // parse of the request -> the shard's reply
+};
+
+// One ShardStats per shard name, at a stable address for the worker's lifetime: a BackendConn
+// keeps a plain reference, and a reload that keeps, moves or reorders shards keeps their
+// counters. Index i is the shard at position i of the worker's current topology.
+class ShardStatsTable {
+ public:
+  ShardStats& operator[](size_t index) { return *current_[index]; }  // the worker thread
+  const ShardStats& operator[](size_t index) const { return *current_[index]; }
+  size_t size() const { return current_.size(); }
+
+  // The worker thread (at start and on reload): index i now stands for names[i].
+  void bind(const std::vector<std::string>& names);
+
+  // Any thread: fn(name, stats) for every shard of the current binding, in order. Holds the
+  // table's mutex (which only bind() also takes), so fn must not call back into the table.
+  template <typename Fn>
+  void forEach(Fn fn) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = 0; i < current_.size(); ++i) {
+      fn(current_names_[i], static_cast<const ShardStats&>(*current_[i]));
+    }
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::unique_ptr<ShardStats>> all_;  // every name ever bound; never freed
+  std::vector<std::string> all_names_;
+  std::vector<ShardStats*> current_;
+  std::vector<std::string> current_names_;
 };
 
 struct WorkerStats {
-  Counter connections_open;
-  Counter connections_accepted;
-  Counter connections_rejected;  // over limits.max_clients
-  Counter closed_output_limit;   // closed: limits.client_output_buffer exceeded
-  Counter commands;              // requests parsed (local, routed, refused)
-  Counter commands_local;
-  Counter commands_split;
-  Counter commands_refused;  // unknown, unsupported, arity, crossslot
-  Counter protocol_errors_client;
-  Counter protocol_errors_backend;
-  Counter reads_paused;  // times reading from a client paused (in-flight cap)
-  Counter bytes_in;
-  Counter bytes_out;
-  std::unique_ptr<ShardStats[]> shards;
-  size_t shard_count = 0;
+  SP_WORKER_METRICS(SP_DECLARE_FIELD)
+  ProtocolErrors protocol_errors_client;
+  ProtocolErrors protocol_errors_backend;
+  std::array<Counter, kCloseReasons> closed;  // by CloseReason
+  // [class][result]; requests parsed = the sum (commands counts them too, for INFO).
+  std::array<std::array<HotCounter, kRequestResults>, kCommandClasses> requests;
+  std::array<metrics::LatencyHistogram, kCommandClasses> request_duration;  // parse -> reply
+  ShardStatsTable shards;          // [shard]: the primary's connections
+  ShardStatsTable replica_shards;  // [shard]: all of its replicas' connections
 
-  explicit WorkerStats(size_t shard_count_in)
-      : shards(new ShardStats[shard_count_in]), shard_count(shard_count_in) {}
+  explicit WorkerStats(const std::vector<std::string>& shard_names) {
+    shards.bind(shard_names);
+    replica_shards.bind(shard_names);
+  }
+
+  void countRequest(CommandClass c, RequestResult r) {
+    requests[static_cast<size_t>(c)][static_cast<size_t>(r)].add();
+  }
+  void countClose(std::string_view why) { closed[static_cast<size_t>(closeReason(why))].add(); }
 };
+
+#undef SP_DECLARE_FIELD
 
 }  // namespace sp::net

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "route/key_slot.h"
@@ -15,10 +16,17 @@
 namespace sp::route {
 
 struct ShardAddress {
+  ShardAddress() = default;
+  ShardAddress(std::string name_in, std::string host_in, uint16_t port_in)
+      : name(std::move(name_in)), host(std::move(host_in)), port(port_in) {}
+
   std::string name;
   std::string host;
   uint16_t port = 0;
-  std::string label() const;  // "name (host:port)" for error replies and logs
+  std::string username;  // AUTH sent on every (re)connect when password is set
+  std::string password;
+  std::vector<ShardAddress> replicas;  // read-only copies (backend.read_from)
+  std::string label() const;           // "name (host:port)" for error replies and logs
 };
 
 struct SlotAssignment {

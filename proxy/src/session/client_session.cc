@@ -209,9 +209,11 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
     }
     return;
   }
-  backend::BackendConn& conn = worker_.backendFor(plan.shard, id_);
+  backend::BackendConn& conn = cmd->has(resp::kCmdReadOnly)
+                                   ? worker_.backendForRead(plan.shard, id_)
+                                   : worker_.backendFor(plan.shard, id_);
   if (!conn.accepting()) {
-    onBackendReply(worker_, request, 0, conn.unavailableError("connection down"));
+    onBackendReply(worker_, request, 0, conn.ejectedError());
     return;
   }
   request->outstanding = 1;

@@ -24,9 +24,11 @@ void sendSplit(net::Worker& worker, uint64_t client_id, PendingRequest* request,
   std::string& command = worker.scratchCommand();
   for (size_t f = 0; f < fragments; ++f) {
     const uint16_t shard = plan.fragment_shard[f];
-    backend::BackendConn& conn = worker.backendFor(shard, client_id);
+    backend::BackendConn& conn = cmd.has(resp::kCmdReadOnly)
+                                     ? worker.backendForRead(shard, client_id)
+                                     : worker.backendFor(shard, client_id);
     if (!conn.accepting()) {
-      request->fragment_replies[f] = conn.unavailableError("connection down");
+      request->fragment_replies[f] = conn.ejectedError();
       --request->outstanding;
       continue;
     }

@@ -49,11 +49,19 @@ struct PendingRequest {
   }
 };
 
+// What a backend FIFO entry stands for: a client's request or one of the proxy's own commands.
+enum class OpKind : uint8_t {
+  kRequest,  // request != nullptr
+  kPing,     // health check (or the probe of an ejected shard)
+  kAuth,     // AUTH sent first on every (re)connect
+};
+
 // An entry in a backend connection's FIFO of requests sent.
 struct BackendOp {
-  PendingRequest* request = nullptr;  // nullptr for the proxy's own health PING
+  PendingRequest* request = nullptr;  // nullptr for the proxy's own commands
   BackendOp* next = nullptr;
   uint32_t fragment = 0;  // index into request->fragment_replies for split requests
+  OpKind kind = OpKind::kRequest;
 };
 
 }  // namespace sp::session

@@ -170,7 +170,11 @@ bool pipelineRound(int fd, int depth) {
 TEST(SteadyStateAllocTest, WarmedUpPipelineAllocatesNothing) {
   FakeShard shard;
   ProxyContext context;
-  context.config.shards.push_back({"s0", "127.0.0.1", shard.port(), {}});
+  config::ShardConfig shard_config;
+  shard_config.name = "s0";
+  shard_config.host = "127.0.0.1";
+  shard_config.port = shard.port();
+  context.config.shards.push_back(shard_config);
   context.topology = route::Topology::evenSplit({{"s0", "127.0.0.1", shard.port()}});
   std::string error;
   uint16_t port = 0;
