@@ -168,7 +168,10 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
     refuse(err);
     return;
   }
-  if (!resp::arityOk(*cmd, args.size())) {
+  // Split commands take groups of args_per_key arguments (MSET: key value); a partial group is
+  // what redis-server calls a wrong number of arguments.
+  if (!resp::arityOk(*cmd, args.size()) ||
+      (cmd->has(resp::kCmdSplit) && (args.size() - 1) % cmd->args_per_key != 0)) {
     refuse("-ERR wrong number of arguments for '" + commandLabel(cmd->name) + "' command\r\n");
     return;
   }

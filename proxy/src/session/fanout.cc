@@ -46,6 +46,7 @@ void sendSplit(net::Worker& worker, uint64_t client_id, PendingRequest* request,
       if (plan.fragment_of[k] != f) {
         continue;
       }
+      SP_ASSERT(keys[k] + per_key <= args.size());
       for (uint32_t a = 0; a < per_key; ++a) {
         resp::appendBulk(command, args[keys[k] + a]);
       }
