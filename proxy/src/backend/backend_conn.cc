@@ -319,6 +319,15 @@ void BackendConn::complete(std::string_view reply) {
   const uint32_t fragment = op->fragment;
   const session::OpKind kind = op->kind;
   worker_.ops().release(op);
+  if (retiring_ && fifo_.empty()) {
+    // The last request sent before the connection was replaced has its reply: deliver it, then
+    // close. Nothing else will be sent here.
+    if (kind == session::OpKind::kRequest) {
+      session::ClientSession::onBackendReply(worker_, request, fragment, reply);
+    }
+    shutdown();
+    return;
+  }
   switch (kind) {
     case session::OpKind::kRequest:
       healthy();
@@ -385,6 +394,7 @@ void BackendConn::closeSocket() {
     uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
     tcp_open_ = false;
     tcp_closing_ = true;
+    ++pending_closes_;
     uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &BackendConn::onCloseCb);
   }
   if (timers_open_) {
@@ -406,6 +416,10 @@ void BackendConn::fail(std::string_view reason) {
   ++failures_;
   closeSocket();
   failAllOps(reason);
+  if (retiring_) {
+    shutdown();
+    return;
+  }
   if (!timers_open_) {
     return;
   }
@@ -437,7 +451,23 @@ void BackendConn::fail(std::string_view reason) {
 }
 
 void BackendConn::onCloseCb(uv_handle_t* handle) {
-  static_cast<BackendConn*>(handle->data)->tcp_closing_ = false;
+  auto* self = static_cast<BackendConn*>(handle->data);
+  self->tcp_closing_ = false;
+  --self->pending_closes_;
+}
+
+void BackendConn::onTimerClosedCb(uv_handle_t* handle) {
+  --static_cast<BackendConn*>(handle->data)->pending_closes_;
+}
+
+void BackendConn::retire() {
+  if (retiring_ || shut_down_) {
+    return;
+  }
+  retiring_ = true;
+  if (fifo_.empty()) {
+    shutdown();
+  }
 }
 
 void BackendConn::onTimerCb(uv_timer_t* timer) {
@@ -480,8 +510,9 @@ void BackendConn::shutdown() {
   }
   if (timers_open_) {
     timers_open_ = false;
-    uv_close(reinterpret_cast<uv_handle_t*>(&timer_), nullptr);
-    uv_close(reinterpret_cast<uv_handle_t*>(&request_timer_), nullptr);
+    pending_closes_ += 2;
+    uv_close(reinterpret_cast<uv_handle_t*>(&timer_), &BackendConn::onTimerClosedCb);
+    uv_close(reinterpret_cast<uv_handle_t*>(&request_timer_), &BackendConn::onTimerClosedCb);
   }
   failAllOps("proxy shutting down");
 }

@@ -49,11 +49,16 @@ class BackendConn {
   BackendConn& operator=(const BackendConn&) = delete;
 
   void start();     // first connect
-  void shutdown();  // close for good (worker exit)
+  void shutdown();  // close for good (worker exit); in-flight requests get an error
+  // Replaced by a connection to another address: takes no new request, lets the requests already
+  // sent finish, then shuts down.
+  void retire();
+  // Shut down and every libuv handle closed: the object may be destroyed.
+  bool fullyClosed() const { return shut_down_ && pending_closes_ == 0; }
 
   // True when a request sent now is queued (connected, connecting or reconnecting); false while
-  // the connection is ejected or shut down, when requests must fail fast.
-  bool accepting() const { return !ejected_ && !shut_down_; }
+  // the connection is ejected, retired or shut down, when requests must fail fast.
+  bool accepting() const { return !ejected_ && !shut_down_ && !retiring_; }
 
   // Queues `bytes` (one complete command) for the server; `request` gets the reply (fragment
   // `fragment` for split requests). Requires accepting().
@@ -82,6 +87,7 @@ class BackendConn {
   static void onCloseCb(uv_handle_t* handle);
   static void onTimerCb(uv_timer_t* timer);
   static void onRequestTimerCb(uv_timer_t* timer);
+  static void onTimerClosedCb(uv_handle_t* handle);
 
   void connect();
   void onConnected(int status);
@@ -104,6 +110,8 @@ class BackendConn {
   bool replica_;
   Link link_ = Link::kClosed;
   bool shut_down_ = false;
+  bool retiring_ = false;    // replaced: drain the FIFO, then shut down
+  int pending_closes_ = 0;   // uv_close calls whose callback has not run yet
   bool ejected_ = false;      // failing fast until a probe succeeds
   bool probing_ = false;      // ejected, and the probe connection is being tried
   bool tcp_open_ = false;     // tcp_ initialised and not yet closed
