@@ -32,18 +32,24 @@ import time
 # The proxy's policy. Every command and subcommand ends up in exactly one class:
 #   local        answered by the proxy itself (kCmdLocal)
 #   split        multi-key, split per shard and merged (kCmdSplit + MergeRule)
+#   fanout       whole-keyspace: sent to every shard (or the one a SCAN cursor names) and
+#                merged (kCmdFanout + MergeRule)
+#   session      served by the session's connection state: transactions, pub/sub, AUTH, HELLO,
+#                RESET, WAIT (kCmdSession; see session/session_state.h)
 #   unsupported  refused with -ERR ... not supported by shardproxy (kCmdUnsupported)
-#   routed       everything else: forwarded to the shard that owns its key(s)
+#   routed       everything else: forwarded to the shard that owns its key(s); blocking ones
+#                (kCmdBlocking: BLPOP, XREAD BLOCK, ...) on a dedicated connection
 # The rules are applied in this order, first match wins:
 #   1. LOCAL lists it                                   -> local
 #   2. SPLIT lists it                                   -> split
-#   3. UNSUPPORTED lists it (explicit, with a reason)   -> unsupported
-#   4. subcommand of a LOCAL container, not in LOCAL    -> unsupported ("not answered locally")
-#   5. Redis flag "blocking" (not in BLOCKING_ALLOWED)  -> unsupported ("blocking")
-#   6. Redis flag "pubsub"                              -> unsupported ("pub/sub")
-#   7. Redis flag "admin"                               -> unsupported ("server administration")
-#   8. takes no key at all (no key specs, first key 0)  -> unsupported ("keyless: no fan-out")
-#   9. otherwise                                        -> routed by key
+#   3. FANOUT lists it                                  -> fanout
+#   4. SESSION lists it                                 -> session
+#   5. UNSUPPORTED lists it (explicit, with a reason)   -> unsupported
+#   6. subcommand of a LOCAL container, not in LOCAL    -> unsupported ("not answered locally")
+#   7. Redis flag "pubsub"                              -> unsupported ("pub/sub")
+#   8. Redis flag "admin"                               -> unsupported ("server administration")
+#   9. takes no key at all (no key specs, first key 0)  -> unsupported ("keyless: no fan-out")
+#  10. otherwise                                        -> routed by key
 # A container (CLIENT, OBJECT, ...) gets a class of its own: its entry governs a request whose
 # subcommand is unknown. Containers of local subcommands are local (the local handler answers
 # "unknown subcommand"); other containers are keyless, hence unsupported by rule 8.
@@ -62,22 +68,47 @@ POLICY = {
         "command", "command|count", "command|info", "command|docs", "command|list",
         "command|getkeys",
         "client", "client|setname", "client|getname", "client|id",
+        "client|info", "client|list", "client|kill", "client|no-evict",
+        "config", "config|get", "config|resetstat",
+        # The proxy's own admin command (SYNTHETIC below), answered by session/admin_commands.cc.
+        "proxy", "proxy|info", "proxy|shards", "proxy|slots", "proxy|config", "proxy|slowlog",
+        "proxy|reload", "proxy|help",
     ],
     # Exceptions to the generic rules: keyed commands the proxy refuses, and keyless ones whose
     # reason is more specific than "keyless". Keyless commands not listed here are refused by
     # rule 8 anyway.
+    # Whole-keyspace commands: name -> MergeRule enumerator (see resp/command_table.h).
+    # kFirstShard commands are sent to the first shard only; kScanCursor to the shard the cursor
+    # names; CONFIG SET only where config allows it (otherwise refused by the session).
+    "fanout": {
+        "dbsize": "kSumIntegers", "keys": "kConcatArrays", "randomkey": "kRandomNonNull",
+        "flushdb": "kAllOk", "flushall": "kAllOk", "lastsave": "kMinInteger",
+        "time": "kFirstShard", "scan": "kScanCursor",
+        "script|load": "kAllEqual", "script|exists": "kAndIntegers", "script|flush": "kAllOk",
+        "function|load": "kAllEqual", "function|flush": "kAllOk", "function|delete": "kAllOk",
+        "function|restore": "kAllOk", "function|list": "kFirstShard",
+        "function|dump": "kFirstShard",
+        "pubsub|channels": "kUnionArrays", "pubsub|shardchannels": "kUnionArrays",
+        "pubsub|numsub": "kSumPairs", "pubsub|shardnumsub": "kSumPairs",
+        "pubsub|numpat": "kFirstShard",
+        "config|set": "kAllOk",
+    },
+    # Served by the session's state machinery (session/session_state.h).
+    "session": [
+        "multi", "exec", "discard", "watch", "unwatch",
+        "subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe",
+        "auth", "hello", "reset", "wait",
+    ],
+    # Pub/sub commands routed like keyed commands: their channel (first argument) picks the
+    # shard by its slot, as Redis Cluster routes sharded channels. Only routing changes; their
+    # COMMAND INFO stays Redis' own (no keys).
+    "channel_keys": ["publish", "spublish"],
     "unsupported": {
-        "multi": "transactions", "exec": "transactions", "discard": "transactions",
-        "watch": "transactions", "unwatch": "transactions",
-        "wait": "blocking",
         "move": "moves keys between databases", "swapdb": "moves keys between databases",
         "migrate": "moves keys between instances",
         "restore-asking": "cluster-internal", "asking": "cluster-internal",
         "readonly": "cluster-internal", "readwrite": "cluster-internal",
-        "auth": "connection state", "hello": "connection state", "reset": "connection state",
     },
-    # Blocking only with BLOCK; the proxy refuses BLOCK at run time and routes the rest.
-    "blocking_allowed": ["xread", "xreadgroup"],
     # Routing key specs that replace Redis' own where Redis marks them "unknown" but a keyword
     # finds the key: SORT ... STORE dest (the last STORE wins, as in Redis' sortGetKeys). The
     # BY/GET spec stays unknown (falls back to the legacy range: the sorted key itself).
@@ -91,8 +122,32 @@ POLICY = {
     },
 }
 
+# Commands of the proxy itself, not of redis-server: added to the table as if the server had
+# reported them (COMMAND INFO / COMMAND DOCS entries encoded here), flagged kCmdProxy, and
+# classified by POLICY like any other. name -> (arity, summary, subcommands {name: (arity,
+# summary)}).
+SYNTHETIC = {
+    "proxy": (-2, "Administers shardproxy: its INFO, shards, slot map, config, slow log and reload.",
+              {
+                  "info": (-2, "Returns the proxy's INFO sections (server clients stats keyspace "
+                               "shards)."),
+                  "shards": (2, "Returns every shard with its address, state and counters."),
+                  "slots": (2, "Returns the slot ranges and the shard that owns each."),
+                  "config": (-4, "PROXY CONFIG GET pattern [pattern ...]: the effective "
+                                 "configuration."),
+                  "slowlog": (-3, "PROXY SLOWLOG GET [count] | LEN | RESET: the proxy-side slow "
+                                  "log."),
+                  "reload": (2, "Re-reads the configuration file and applies it without dropping "
+                                "connections."),
+                  "help": (2, "Shows the PROXY subcommands."),
+              }),
+}
+SYNTHETIC_FLAGS = ["admin", "noscript", "loading", "stale"]
+SYNTHETIC_ACL = ["@admin", "@slow", "@dangerous"]
+SYNTHETIC_SINCE = "0.1.0"  # shardproxy's version that introduced the command
+
+CLASSES = ("routed", "split", "fanout", "session", "local", "unsupported")
 REASON_LOCAL_CONTAINER = "not answered locally"
-REASON_BLOCKING = "blocking"
 REASON_PUBSUB = "pub/sub"
 REASON_ADMIN = "server administration"
 REASON_KEYLESS = "keyless: no fan-out"
@@ -192,6 +247,45 @@ class Client:
         self.sock.close()
 
 
+def resp_bulk(text):
+    data = text.encode()
+    return b"$%d\r\n%s\r\n" % (len(data), data)
+
+
+def resp_array(items):
+    return b"*%d\r\n" % len(items) + b"".join(items)
+
+
+def synthetic_info(name, arity, subcommands):
+    """A COMMAND INFO entry as redis-server 7.0 would encode it (RESP2, ten elements)."""
+    return resp_array([
+        resp_bulk(name), b":%d\r\n" % arity,
+        resp_array([b"+%s\r\n" % f.encode() for f in SYNTHETIC_FLAGS]),
+        b":0\r\n", b":0\r\n", b":0\r\n",
+        resp_array([resp_bulk(c) for c in SYNTHETIC_ACL]),
+        resp_array([]), resp_array([]), resp_array(subcommands)])
+
+
+def synthetic_commands():
+    """Command objects for SYNTHETIC, with their docs attached."""
+    out = []
+    for name, (arity, summary, subs) in SYNTHETIC.items():
+        sub_entries = [synthetic_info("%s|%s" % (name, s), a, []) for s, (a, _) in sorted(subs.items())]
+        node, _ = parse(synthetic_info(name, arity, sub_entries), 0)
+        cmd = Command(node)
+        docs = {name: summary}
+        docs.update({"%s|%s" % (name, s): text for s, (_, text) in subs.items()})
+        for c in cmd.all():
+            c.synthetic = True
+            body = resp_array([resp_bulk("summary"), resp_bulk(docs[c.name]),
+                               resp_bulk("since"), resp_bulk(SYNTHETIC_SINCE),
+                               resp_bulk("group"), resp_bulk("server"),
+                               resp_bulk("complexity"), resp_bulk("O(1)")])
+            c.docs_resp = reduced_docs(c.name, parse(body, 0)[0])
+        out.append(cmd)
+    return out
+
+
 def free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -257,6 +351,7 @@ class Command:
         self.info_resp = head + b"*%d\r\n" % len(self.subcommands) + b"".join(
             s.info_resp for s in self.subcommands)
         self.docs_resp = None
+        self.synthetic = False  # one of the proxy's own commands (SYNTHETIC)
         self.cls = None
         self.reason = ""
 
@@ -274,6 +369,8 @@ def routing_specs(cmd):
     """Key specs used for routing: Redis' own minus 'not_key' ones, or the policy override."""
     if cmd.name in POLICY["keyspec_overrides"]:
         return POLICY["keyspec_overrides"][cmd.name]
+    if cmd.name in POLICY["channel_keys"]:
+        return [{"begin": ("index", 1), "find": ("range", 0, 1, 0)}]
     out = []
     for ks in cmd.key_specs:
         if "not_key" in ks["flags"]:
@@ -307,12 +404,16 @@ def classify(cmd):
         return "local", ""
     if name in POLICY["split"]:
         return "split", ""
+    if name in POLICY["fanout"]:
+        return "fanout", ""
+    if name in POLICY["session"]:
+        return "session", ""
     if name in POLICY["unsupported"]:
         return "unsupported", POLICY["unsupported"][name]
     if cmd.parent is not None and cmd.parent.name in POLICY["local"]:
         return "unsupported", REASON_LOCAL_CONTAINER
-    if "blocking" in cmd.redis_flags and name not in POLICY["blocking_allowed"]:
-        return "unsupported", REASON_BLOCKING
+    if name in POLICY["channel_keys"]:
+        return "routed", ""
     if "pubsub" in cmd.redis_flags:
         return "unsupported", REASON_PUBSUB
     if "admin" in cmd.redis_flags:
@@ -328,12 +429,18 @@ def flag_names(cmd):
         out.append("kCmdSplit")
     if cmd.cls == "local":
         out.append("kCmdLocal")
+    if cmd.cls == "fanout":
+        out.append("kCmdFanout")
+    if cmd.cls == "session":
+        out.append("kCmdSession")
     if cmd.cls == "unsupported":
         out.append("kCmdUnsupported")
     if no_keys(cmd):
         out.append("kCmdNoKeys")
     if cmd.subcommands:
         out.append("kCmdContainer")
+    if cmd.synthetic:
+        out.append("kCmdProxy")
     return out
 
 
@@ -468,6 +575,8 @@ def cxx_command(cmd):
     if cmd.cls == "split":
         rule, per_key = POLICY["split"][cmd.name]
         fields += [".merge = MergeRule::%s" % rule, ".args_per_key = %d" % per_key]
+    if cmd.cls == "fanout":
+        fields.append(".merge = MergeRule::%s" % POLICY["fanout"][cmd.name])
     # Every member without a default initializer is named (g++ -Wmissing-field-initializers).
     fields.append(".key_specs = " + ("kKeySpecs_" + ident(cmd.name) if routing_specs(cmd) else "{}"))
     fields.append(".subcommands = " +
@@ -538,7 +647,7 @@ def write_inc(path, version, top):
 # docs/commands.md
 def write_docs(path, version, top):
     entries = [c for t in top for c in t.all() if not c.subcommands]
-    by = {k: [c for c in entries if c.cls == k] for k in ("routed", "split", "local", "unsupported")}
+    by = {k: [c for c in entries if c.cls == k] for k in CLASSES}
     upper = lambda c: c.name.upper().replace("|", " ")
     o = ["# Commands",
          "",
@@ -548,7 +657,7 @@ def write_docs(path, version, top):
          "",
          "| class | commands and subcommands (containers not counted) |",
          "|---|---|"]
-    for k in ("routed", "split", "local", "unsupported"):
+    for k in CLASSES:
         o.append("| %s | %d |" % (k, len(by[k])))
     o += ["",
           "A container (CLIENT, OBJECT, XINFO, ...) takes the class of its subcommand; an unknown",
@@ -558,7 +667,11 @@ def write_docs(path, version, top):
           "## Routed to the shard that owns the key",
           "",
           "Commands with several keys are forwarded whole when all keys hash to one slot, refused",
-          "with `-CROSSSLOT` otherwise. XREAD/XREADGROUP are routed without `BLOCK` only.",
+          "with `-CROSSSLOT` otherwise. Blocking commands (BLPOP, BRPOP, BLMOVE, BLMPOP, BZPOPMIN,",
+          "BZPOPMAX, BZMPOP, BRPOPLPUSH, XREAD/XREADGROUP with `BLOCK`) are served on a dedicated",
+          "connection to the shard, never on the shared pipeline; PUBLISH and SPUBLISH go to the",
+          "shard of their channel's slot. EVAL/EVALSHA/FCALL (and their `_RO` forms) go to the",
+          "shard of their declared keys (any shard when they declare none).",
           ""]
     groups = {}
     for c in by["routed"]:
@@ -571,7 +684,34 @@ def write_docs(path, version, top):
                   "kAllOk": "`+OK` when every shard answered `+OK`, else the first error"}
     for c in by["split"]:
         o.append("| `%s` | %s |" % (upper(c), merge_text[POLICY["split"][c.name][0]]))
-    o += ["", "## Answered by the proxy", "",
+    o += ["", "## Fanned out to every shard and merged", "", "| command | merge |", "|---|---|"]
+    fanout_text = {
+        "kSumIntegers": "sum of the integer replies",
+        "kConcatArrays": "the shards' arrays concatenated",
+        "kUnionArrays": "the shards' arrays concatenated, duplicates dropped",
+        "kRandomNonNull": "a key from a shard picked at random among those that have one",
+        "kAllOk": "`+OK` when every shard answered `+OK`, else the first error",
+        "kAllEqual": "the shards' common reply (an error when they differ)",
+        "kMinInteger": "the smallest integer reply",
+        "kAndIntegers": "element-wise: 1 only where every shard answered 1",
+        "kSumPairs": "name/count pairs, the counts summed over the shards",
+        "kFirstShard": "sent to the first shard only; its reply",
+        "kScanCursor": "sent to the shard the cursor names; the cursor encodes the shard index in "
+                       "its low 14 bits, so a full SCAN visits every shard in turn",
+    }
+    for c in by["fanout"]:
+        o.append("| `%s` | %s |" % (upper(c), fanout_text[POLICY["fanout"][c.name]]))
+    o += ["", "`CONFIG SET` is refused unless `allow_config_set: true`; then it is sent to every",
+          "shard. `FLUSHALL`, `FLUSHDB` and `KEYS` (and `CONFIG SET`) need an admin user when",
+          "client authentication is configured, and any command can be disabled with",
+          "`deny_commands`.",
+          "", "## Served with the connection's state", "",
+          "Transactions (MULTI/EXEC/DISCARD/WATCH/UNWATCH, on a connection of the transaction's",
+          "shard), pub/sub (SUBSCRIBE/PSUBSCRIBE/SSUBSCRIBE and their UNSUBSCRIBE forms, on",
+          "subscriber connections of the channels' shards; patterns on every shard), AUTH, HELLO",
+          "(RESP2 only: `HELLO 3` gets `-NOPROTO`), RESET and WAIT.",
+          "", ", ".join("`%s`" % upper(c) for c in by["session"]), "",
+          "## Answered by the proxy", "",
           ", ".join("`%s`" % upper(c) for c in by["local"]), "",
           "## Unsupported", "", "Refused with `-ERR command '...' is not supported by shardproxy`.",
           "", "| reason | commands |", "|---|---|"]
@@ -605,11 +745,18 @@ def main():
         sys.exit("COMMAND INFO gave %d commands, COMMAND COUNT %d" % (len(top), count))
     by_name = {c.name: c for t in top for c in t.all()}
     attach_docs(by_name, docs)
+    for cmd in synthetic_commands():
+        if cmd.name in by_name:
+            sys.exit("SYNTHETIC '%s' clashes with a redis-server %s command" % (cmd.name, version))
+        top.append(cmd)
+        by_name.update((c.name, c) for c in cmd.all())
+    top.sort(key=lambda c: c.name)
     missing = [n for n, c in by_name.items() if c.docs_resp is None]
     if missing:
         sys.exit("no COMMAND DOCS for: " + ", ".join(missing))
-    for name in list(POLICY["local"]) + list(POLICY["split"]) + list(POLICY["unsupported"]) + \
-            list(POLICY["blocking_allowed"]) + list(POLICY["keyspec_overrides"]):
+    for name in list(POLICY["local"]) + list(POLICY["split"]) + list(POLICY["fanout"]) + \
+            list(POLICY["session"]) + list(POLICY["channel_keys"]) + \
+            list(POLICY["unsupported"]) + list(POLICY["keyspec_overrides"]):
         if name not in by_name:
             sys.exit("POLICY names '%s', which redis-server %s does not know" % (name, version))
 
@@ -630,7 +777,7 @@ def main():
     write_docs(md, version, top)
 
     print("redis-server %s: %d commands, %d subcommands" % (version, len(top), len(by_name) - len(top)))
-    for k in ("routed", "split", "local", "unsupported"):
+    for k in CLASSES:
         print("  %-12s %3d" % (k, counts.get(k, 0)))
     reasons = {}
     for c in by_name.values():

@@ -106,8 +106,10 @@ void BenchThread::startLoad() {
   if (rate_ > 0) {
     pacer_ = RatePacer(rate_, static_cast<uint32_t>(conns_.size()), start_ns_);
   }
-  if (ctx_.options->test_time_s > 0) {
-    const auto ms = static_cast<uint64_t>(std::llround(ctx_.options->test_time_s * 1000));
+  const double limit_s =
+      ctx_.options->test_time_s > 0 ? ctx_.options->test_time_s : ctx_.options->time_limit_s;
+  if (limit_s > 0) {
+    const auto ms = static_cast<uint64_t>(std::llround(limit_s * 1000));
     uv_timer_start(&deadline_timer_, &BenchThread::onDeadline, ms, 0);
   }
   for (auto& c : conns_) {

@@ -1,13 +1,17 @@
 // shardbench: a load generator with the flags of redis-benchmark and memtier_benchmark.
-// Subcommands: `shardbench [FLAGS]` runs a benchmark, `shardbench merge FILES` merges results.
+// Subcommands: `shardbench [FLAGS]` runs a benchmark, `shardbench merge FILES` merges results,
+// `shardbench matrix` measures the proxy-worker x shard matrix, `shardbench scenario FILE` runs a
+// seed report's table.
 #include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "matrix_command.h"
 #include "merge_command.h"
 #include "options.h"
 #include "runner.h"
+#include "scenario_command.h"
 
 namespace {
 
@@ -35,9 +39,10 @@ struct Subcommand {
   int (*run)(const std::vector<std::string>& args);
 };
 
-// `matrix` and `scenario` join this table when they land.
 constexpr Subcommand kSubcommands[] = {
     {"merge", &sp::bench::runMerge},
+    {"matrix", &sp::bench::runMatrixCommand},
+    {"scenario", &sp::bench::runScenarioCommand},
 };
 
 }  // namespace

@@ -229,6 +229,9 @@ std::vector<Flag> flagTable(ParseState& st) {
   add({"--test-time"}, "--test-time", true, [](Options& o, const std::string& v, std::string* e) {
     return parseDouble(v, "--test-time", 0, 31536000, true, &o.test_time_s, e);
   });
+  add({"--time-limit"}, "--time-limit", true, [](Options& o, const std::string& v, std::string* e) {
+    return parseDouble(v, "--time-limit", 0, 31536000, true, &o.time_limit_s, e);
+  });
   add({"-P", "--pipeline"}, "pipeline", true, [](Options& o, const std::string& v, std::string* e) {
     return parseInt(v, "-P", 1, 100000, &o.pipeline, e);
   });
@@ -472,6 +475,7 @@ bool parseOptions(const std::vector<std::string>& args, Options* out, std::strin
       conflict("-n", "--requests", "-n is the total per test, --requests is per client") ||
       conflict("-n", "--test-time", "give a request count or a duration") ||
       conflict("--requests", "--test-time", "give a request count or a duration") ||
+      conflict("--test-time", "--time-limit", "--test-time already ends each test by time") ||
       conflict("-t", "--ratio", "-t runs redis-benchmark tests, --ratio a SET/GET mix") ||
       conflict("-t", "--command", "-t runs redis-benchmark tests, --command your own") ||
       conflict("--ratio", "--command", "--ratio mixes SET/GET, --command runs templates") ||
@@ -577,6 +581,8 @@ bool parseOptions(const std::vector<std::string>& args, Options* out, std::strin
 std::string helpText() {
   return R"(Usage: shardbench [FLAGS] [COMMAND ARGS...]
        shardbench merge [-q|--csv] [--json-out-file OUT] a.json b.json ...
+       shardbench matrix [FLAGS]          proxy workers x shards QPS matrix (matrix --help)
+       shardbench scenario FILE [FLAGS]   a seed report's table from conf/scenarios (--help)
 
 A load generator for Redis and RESP endpoints (shardproxy, Redis, Redis Cluster proxies). It takes
 the flags of redis-benchmark and of memtier_benchmark; where both tools have a flag it means the
@@ -604,6 +610,8 @@ Load shape:
   -n N                      requests per test over all connections (default 100000)
       --requests N          requests per connection (memtier); conflicts with -n
       --test-time SECS      run each test for SECS seconds instead of a request count
+      --time-limit SECS     end a request-count test (-n, --requests) after SECS seconds even
+                            if not all requests were sent; the report shows how many were
   -P, --pipeline N          requests in flight per connection (default 1)
       --rate R              total requests per second over all connections; latency is then
                             measured from each request's intended send time (no coordinated

@@ -39,6 +39,7 @@ struct Options {
   uint64_t requests_total = 0;       // per test (phase) over all clients; 0 with --test-time
   uint64_t requests_per_client = 0;  // memtier --requests; 0: split requests_total
   double test_time_s = 0;
+  double time_limit_s = 0;  // --time-limit: a request-count test also ends after this long
   uint32_t pipeline = 1;
   double rate = 0;                  // total requests/s; 0: as fast as possible
   uint64_t reconnect_interval = 0;  // reconnect every N requests per connection; 0: keep alive

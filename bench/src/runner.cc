@@ -2,7 +2,6 @@
 #include "runner.h"
 
 #include <netdb.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -14,25 +13,13 @@
 
 #include "bench_thread.h"
 #include "core/clock.h"
+#include "interrupt.h"
 #include "report.h"
 #include "result_json.h"
 #include "workload.h"
 
 namespace sp::bench {
 namespace {
-
-std::atomic<bool> g_interrupted{false};
-
-void onSignal(int) { g_interrupted.store(true); }
-
-void installSignals() {
-  struct sigaction sa {};
-  sa.sa_handler = onSignal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-}
 
 bool resolve(const Options& o, sockaddr_storage* out, std::string* error) {
   addrinfo hints{};
@@ -58,9 +45,10 @@ struct PhaseOutcome {
 
 class Runner {
  public:
-  Runner(const Options& o, const Workload& w) : o_(o), w_(w) {}
+  // silent: print nothing (collectBenchmark); otherwise the report as the default subcommand.
+  Runner(const Options& o, const Workload& w, bool silent) : o_(o), w_(w), silent_(silent) {}
 
-  int run();
+  RunOutput run();
 
  private:
   PhaseOutcome runPhase(const Phase& phase);
@@ -69,6 +57,7 @@ class Runner {
 
   const Options& o_;
   const Workload& w_;
+  bool silent_;
   PhaseContext base_;
   std::vector<VerifySlot> verify_;
   RunSummary summary_;
@@ -77,23 +66,30 @@ class Runner {
   uint64_t last_progress_ops_ = 0;
 };
 
-int Runner::run() {
+RunOutput Runner::run() {
+  RunOutput output;
   std::string error;
   if (!resolve(o_, &base_.address, &error)) {
-    std::fprintf(stderr, "shardbench: error: %s\n", error.c_str());
-    return 1;
+    output.status = 1;
+    output.error = error;
+    if (!silent_) {
+      std::fprintf(stderr, "shardbench: error: %s\n", error.c_str());
+    }
+    return output;
   }
-  FILE* out = stdout;
-  if (!o_.out_file.empty()) {
+  FILE* out = silent_ ? nullptr : stdout;
+  if (!silent_ && !o_.out_file.empty()) {
     out = std::fopen(o_.out_file.c_str(), "w");
     if (out == nullptr) {
       std::fprintf(stderr, "shardbench: error: cannot write %s: %s\n", o_.out_file.c_str(),
                    std::strerror(errno));
-      return 1;
+      output.status = 1;
+      output.error = "cannot write " + o_.out_file;
+      return output;
     }
   }
-  installSignals();
-  tty_ = o_.progress && isatty(STDERR_FILENO);
+  installInterruptHandler();
+  tty_ = !silent_ && o_.progress && isatty(STDERR_FILENO);
   base_.options = &o_;
   base_.workload = &w_;
   base_.address_text = o_.host + ":" + std::to_string(o_.port);
@@ -129,7 +125,7 @@ int Runner::run() {
   std::vector<PhaseResult> results;
   std::string fatal;
   bool interrupted = false;
-  if (o_.csv) {
+  if (out != nullptr && o_.csv) {
     printCsvHeader(out);
   }
   for (const Phase& phase : w_.phases) {
@@ -143,12 +139,14 @@ int Runner::run() {
       interrupted = po.interrupted;
       break;
     }
-    if (o_.csv) {
-      printCsv(out, po.result);
-    } else if (o_.quiet) {
-      printQuiet(out, po.result);
+    if (out != nullptr) {
+      if (o_.csv) {
+        printCsv(out, po.result);
+      } else if (o_.quiet) {
+        printQuiet(out, po.result);
+      }
+      std::fflush(out);
     }
-    std::fflush(out);
     results.push_back(std::move(po.result));
     if (!po.error.empty() || po.interrupted) {
       fatal = po.error;
@@ -157,11 +155,13 @@ int Runner::run() {
     }
   }
 
-  if (!o_.quiet && !o_.csv && !results.empty()) {
-    printTable(out, results, summary_);
+  if (out != nullptr) {
+    if (!o_.quiet && !o_.csv && !results.empty()) {
+      printTable(out, results, summary_);
+    }
+    printProblems(out, results, summary_);
+    std::fflush(out);
   }
-  printProblems(out, results, summary_);
-  std::fflush(out);
 
   int status = 0;
   uint64_t error_replies = 0;
@@ -172,12 +172,12 @@ int Runner::run() {
       }
     }
   }
-  if (!o_.json_out_file.empty()) {
-    RunRecord rec;
-    rec.command_line = o_.command_line;
-    rec.target = base_.address_text;
-    rec.summary = summary_;
-    rec.phases = results;
+  RunRecord& rec = output.record;
+  rec.command_line = o_.command_line;
+  rec.target = base_.address_text;
+  rec.summary = summary_;
+  rec.phases = std::move(results);
+  if (!silent_ && !o_.json_out_file.empty()) {
     FILE* jf = std::fopen(o_.json_out_file.c_str(), "w");
     const std::string text = toJson(rec);
     if (jf == nullptr || std::fwrite(text.data(), 1, text.size(), jf) != text.size()) {
@@ -189,28 +189,44 @@ int Runner::run() {
       std::fclose(jf);
     }
   }
-  if (out != stdout) {
+  if (out != nullptr && out != stdout) {
     std::fclose(out);
   }
 
+  std::string message;
   if (!fatal.empty()) {
-    std::fprintf(stderr, "shardbench: error: %s\n", fatal.c_str());
+    message = fatal;
     status = 1;
   } else if (error_replies > 0) {
-    std::fprintf(stderr, "shardbench: error: %llu error replies (see the report)\n",
-                 static_cast<unsigned long long>(error_replies));
+    message = std::to_string(error_replies) + " error replies (see the report)";
     status = 1;
   }
+  if (!message.empty() && !silent_) {
+    std::fprintf(stderr, "shardbench: error: %s\n", message.c_str());
+  }
   if (summary_.verify_mismatches > 0) {
-    std::fprintf(stderr, "shardbench: verify failed: %llu mismatches\n",
-                 static_cast<unsigned long long>(summary_.verify_mismatches));
+    if (!silent_) {
+      std::fprintf(stderr, "shardbench: verify failed: %llu mismatches\n",
+                   static_cast<unsigned long long>(summary_.verify_mismatches));
+    }
+    if (message.empty()) {
+      message = std::to_string(summary_.verify_mismatches) + " verify mismatches";
+    }
     status = 3;
   }
   if (interrupted) {
-    std::fprintf(stderr, "shardbench: interrupted; the report above is partial\n");
+    if (!silent_) {
+      std::fprintf(stderr, "shardbench: interrupted; the report above is partial\n");
+    }
+    if (message.empty()) {
+      message = "interrupted";
+    }
     status = 130;
   }
-  return status;
+  output.status = status;
+  output.error = message;
+  output.interrupted = interrupted;
+  return output;
 }
 
 PhaseOutcome Runner::runPhase(const Phase& phase) {
@@ -255,7 +271,7 @@ PhaseOutcome Runner::runPhase(const Phase& phase) {
     if (all_done) {
       break;
     }
-    if (g_interrupted.load()) {
+    if (interruptRequested()) {
       po.interrupted = true;
       stopping = true;
     }
@@ -372,7 +388,18 @@ int runBenchmark(const Options& options) {
     std::fprintf(stderr, "shardbench: %s\n", error.c_str());
     return 2;
   }
-  Runner runner(options, workload);
+  Runner runner(options, workload, false);
+  return runner.run().status;
+}
+
+RunOutput collectBenchmark(const Options& options) {
+  Workload workload;
+  RunOutput output;
+  if (!buildWorkload(options, &workload, &output.error)) {
+    output.status = 2;
+    return output;
+  }
+  Runner runner(options, workload, true);
   return runner.run();
 }
 

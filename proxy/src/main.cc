@@ -1,7 +1,10 @@
-// shardproxy: flags and config, signals, listening sockets, worker threads.
+// shardproxy: flags and config, signals, listening sockets, worker threads, the metrics endpoint
+// and live reload. Only the main thread takes signals (sigwait): SIGHUP reloads the config file,
+// SIGINT/SIGTERM finish the requests in flight and exit.
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <memory>
@@ -13,11 +16,18 @@
 #include "config/loader.h"
 #include "config/topology_builder.h"
 #include "core/log.h"
+#include "metrics/metrics_server.h"
+#include "net/keyspace_poller.h"
 #include "net/listener.h"
 #include "net/proxy_context.h"
+#include "net/reload.h"
+#include "net/stats_collector.h"
+#include "net/topology_source.h"
 #include "net/worker.h"
 
 namespace {
+
+constexpr std::chrono::milliseconds kKeyspaceRefresh{2000};
 
 int printErrors(const std::vector<sp::config::ConfigError>& errors) {
   for (const auto& e : errors) {
@@ -47,26 +57,38 @@ int main(int argc, char** argv) {
     std::printf("shardproxy %s\n", SHARDPROXY_VERSION);
     return 0;
   }
-  auto context = std::make_unique<sp::net::ProxyContext>();
-  errors = sp::config::buildConfig(cmdline, &context->config);
+  auto loaded = std::make_shared<sp::config::Config>();
+  errors = sp::config::buildConfig(cmdline, loaded.get());
   if (!errors.empty()) {
     return printErrors(errors);
   }
-  const sp::config::Config& config = context->config;
+  const std::shared_ptr<const sp::config::Config> config = loaded;
   if (cmdline.check_config) {
-    std::printf("shardproxy: configuration OK (%zu shards)\n", config.shards.size());
+    std::printf("shardproxy: configuration OK (%zu shards)\n", config->shards.size());
     return 0;
   }
-  sp::setLogLevel(config.log_level);
-  context->topology = sp::config::makeTopology(config);
+  sp::setLogLevel(config->log_level);
+  // Sentinel or a Redis Cluster may supply the shards' addresses.
+  sp::route::TopologyPtr topology;
+  std::string resolve_error;
+  if (!sp::net::resolveTopology(loaded.get(), &topology, &resolve_error)) {
+    std::fprintf(stderr, "shardproxy: %s\n", resolve_error.c_str());
+    return 1;
+  }
+  auto context = std::make_unique<sp::net::ProxyContext>();
+  context->publish(config, topology);
   context->start_time_unix = static_cast<uint64_t>(std::time(nullptr));
+  context->config_file = cmdline.config_path;
+  sp::net::Reloader reloader(*context, cmdline);
+  context->reloader = &reloader;
 
-  int workers = config.workers;
+  int workers = config->workers;
   if (workers == 0) {
     workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   }
 
-  // Workers inherit this mask: only the main thread takes signals, through sigwait.
+  // Every thread started from here on (workers, the metrics server's, the keyspace poller)
+  // inherits this mask: only the main thread takes signals, through sigwait.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
@@ -76,11 +98,16 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   std::vector<int> fds;
-  uint16_t port = config.listen_port;
+  uint16_t port = config->listen_port;
+  if (sp::net::portTaken(config->listen_host, port)) {
+    std::fprintf(stderr, "shardproxy: %s:%u is already in use\n", config->listen_host.c_str(),
+                 static_cast<unsigned>(port));
+    return 1;
+  }
   for (int i = 0; i < workers; ++i) {
     std::string error;
     uint16_t bound = 0;
-    int fd = sp::net::bindListenSocket(config.listen_host, port, &bound, &error);
+    int fd = sp::net::bindListenSocket(config->listen_host, port, &bound, &error);
     if (fd < 0) {
       std::fprintf(stderr, "shardproxy: %s\n", error.c_str());
       for (int open_fd : fds) {
@@ -98,32 +125,61 @@ int main(int argc, char** argv) {
     pool.push_back(std::make_unique<sp::net::Worker>(i, *context, fds[i]));
     context->workers.push_back(pool.back().get());
   }
+
+  auto collector = std::make_shared<sp::net::StatsCollector>(*context);
+  sp::metrics::MetricsServer metrics_server;
+  if (!config->metrics_listen.empty()) {
+    std::string error;
+    if (!metrics_server.start(config->metrics_listen, collector, &error)) {
+      std::fprintf(stderr, "shardproxy: %s\n", error.c_str());
+      return 1;
+    }
+    context->metrics_port = metrics_server.port();
+  }
+
   for (auto& w : pool) {
     w->startThread();
   }
-  spdlog::info("shardproxy {} listening on {}:{} with {} worker{} and {} shard{}",
-               SHARDPROXY_VERSION, config.listen_host, port, workers, workers == 1 ? "" : "s",
-               config.shards.size(), config.shards.size() == 1 ? "" : "s");
+  sp::net::KeyspacePoller keyspace(
+      context->keyspace, [&context] { return context->topology(); }, kKeyspaceRefresh);
+  keyspace.start();
+  sp::net::TopologyWatcher watcher(*context);
+  context->topology_watcher = &watcher;
+  watcher.start();
+  spdlog::info("shardproxy {} listening on {}:{} with {} worker{} and {} shard{}{}",
+               SHARDPROXY_VERSION, config->listen_host, port, workers, workers == 1 ? "" : "s",
+               topology->shardCount(), topology->shardCount() == 1 ? "" : "s",
+               config->metrics_listen.empty()
+                   ? std::string(", no metrics endpoint")
+                   : ", metrics on http://" + config->metrics_listen + "/metrics");
 
+  int sig = 0;
   for (;;) {
-    int sig = 0;
     if (sigwait(&signals, &sig) != 0) {
       continue;
     }
     if (sig == SIGHUP) {
-      spdlog::warn("SIGHUP: live reload is not supported yet; configuration unchanged");
+      reloader.onSignal();
       continue;
     }
-    spdlog::info("{}: finishing in-flight requests (up to {} ms), then exiting",
-                 sig == SIGINT ? "SIGINT" : "SIGTERM", config.shutdown_timeout_ms);
     break;
   }
+  spdlog::info("{}: finishing in-flight requests (up to {} ms), then exiting",
+               sig == SIGINT ? "SIGINT" : "SIGTERM", context->config()->shutdown_timeout_ms);
+  reloader.cancelPending("proxy shutting down");
+  watcher.stop();
+  // Scrapes stop reading the workers now; civetweb takes a couple of seconds to stop its
+  // threads, so that runs while the workers drain.
+  collector->detach();
+  std::thread metrics_stop([&metrics_server] { metrics_server.stop(); });
   for (auto& w : pool) {
     w->requestStop();
   }
   for (auto& w : pool) {
     w->join();
   }
+  keyspace.stop();
+  metrics_stop.join();
   pool.clear();
   spdlog::info("shardproxy stopped");
   return 0;

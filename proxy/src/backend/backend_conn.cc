@@ -13,11 +13,18 @@
 #include "net/worker.h"
 #include "resp/encoder.h"
 #include "session/client_session.h"
+#include "session/request_observer.h"
 
 namespace sp::backend {
 namespace {
 
 constexpr std::string_view kPing = "*1\r\n$4\r\nPING\r\n";
+
+// -MOVED <slot> <addr> or -ASK <slot> <addr>: the cluster sends the request elsewhere.
+bool isRedirect(std::string_view reply) {
+  return reply.size() > 6 && reply[0] == '-' &&
+         (reply.substr(1, 6) == "MOVED " || reply.substr(1, 4) == "ASK ");
+}
 constexpr size_t kMinReadSpace = 64 * 1024;
 
 // Resolves host:port to a socket address; literals need no lookup.
@@ -140,12 +147,19 @@ void BackendConn::onConnected(int status) {
   }
   link_ = Link::kUp;
   stats_.connects.add();
+  if (ever_up_) {
+    stats_.reconnects.add();
+  }
   stats_.connections_up.add();
   uv_tcp_nodelay(&tcp_, 1);
   uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &BackendConn::onAllocCb,
                 &BackendConn::onReadCb);
+  // What a fresh connection must say before anything queued while it was connecting: AUTH
+  // first, then READONLY on a cluster replica.
+  if (replica_ && worker_.config().cluster_mode) {
+    prepend("*1\r\n$8\r\nREADONLY\r\n", session::OpKind::kReadOnly);
+  }
   if (!credentials_.password.empty()) {
-    // AUTH must be the first command on the socket, ahead of anything queued while connecting.
     std::string auth;
     if (credentials_.username.empty()) {
       resp::appendCommand(auth, std::array<std::string_view, 2>{"AUTH", credentials_.password});
@@ -153,16 +167,7 @@ void BackendConn::onConnected(int status) {
       resp::appendCommand(auth, std::array<std::string_view, 3>{"AUTH", credentials_.username,
                                                                 credentials_.password});
     }
-    Buffer queued;
-    queued.swap(out_);
-    out_.append(auth);
-    out_.append(queued.view());
-    session::BackendOp* op = worker_.ops().acquire();
-    op->request = nullptr;
-    op->fragment = 0;
-    op->kind = session::OpKind::kAuth;
-    fifo_.pushFront(op);
-    stats_.inflight.add();
+    prepend(auth, session::OpKind::kAuth);
   }
   if (probing_) {
     queue(kPing, nullptr, 0, session::OpKind::kPing);
@@ -175,6 +180,24 @@ void BackendConn::onConnected(int status) {
   if (!out_.empty()) {
     worker_.markDirty(this);
   }
+}
+
+void BackendConn::prepend(std::string_view bytes, session::OpKind kind) {
+  Buffer queued;
+  queued.swap(out_);
+  out_.append(bytes);
+  out_.append(queued.view());
+  session::BackendOp* op = worker_.ops().acquire();
+  op->request = nullptr;
+  op->fragment = 0;
+  op->kind = kind;
+  fifo_.pushFront(op);
+  stats_.inflight.add();
+}
+
+void BackendConn::sendAsking() {
+  SP_ASSERT(accepting());
+  queue("*1\r\n$6\r\nASKING\r\n", nullptr, 0, session::OpKind::kAsking);
 }
 
 void BackendConn::send(std::string_view bytes, session::PendingRequest* request,
@@ -290,7 +313,7 @@ void BackendConn::onRead(ssize_t nread) {
       break;
     }
     if (st == resp::ParseStatus::kError) {
-      worker_.stats().protocol_errors_backend.add();
+      worker_.stats().protocol_errors_backend.add(scanner_.error());
       fail(std::string("protocol error: ") + resp::errorMessage(scanner_.error()));
       return;
     }
@@ -319,6 +342,9 @@ void BackendConn::complete(std::string_view reply) {
   const uint32_t fragment = op->fragment;
   const session::OpKind kind = op->kind;
   worker_.ops().release(op);
+  if (kind == session::OpKind::kRequest) {
+    session::observeBackendReply(stats_, *request, reply);  // histogram, error replies, MOVED/ASK
+  }
   if (retiring_ && fifo_.empty()) {
     // The last request sent before the connection was replaced has its reply: deliver it, then
     // close. Nothing else will be sent here.
@@ -331,7 +357,21 @@ void BackendConn::complete(std::string_view reply) {
   switch (kind) {
     case session::OpKind::kRequest:
       healthy();
+      if (worker_.config().cluster_mode && isRedirect(reply)) {
+        (reply[1] == 'A' ? stats_.ask : stats_.moved).add();
+        if (worker_.redirect(request, fragment, reply)) {
+          return;  // sent again to the node the cluster named
+        }
+      }
       session::ClientSession::onBackendReply(worker_, request, fragment, reply);
+      return;
+    case session::OpKind::kAsking:
+      return;
+    case session::OpKind::kReadOnly:
+      if (resp::isError(reply) && worker_.logLimiter().allow()) {
+        spdlog::warn("worker {}: {} refused READONLY: {}", worker_.index(), address_.label(),
+                     reply.substr(1, reply.size() - 3));
+      }
       return;
     case session::OpKind::kPing:
       ping_outstanding_ = false;
@@ -414,6 +454,9 @@ void BackendConn::fail(std::string_view reason) {
   const bool was_up = link_ == Link::kUp;
   last_failure_ = std::string(reason);
   ++failures_;
+  if (worker_.config().cluster_mode) {
+    worker_.requestTopologyRefresh();  // a failed node may have been failed over
+  }
   closeSocket();
   failAllOps(reason);
   if (retiring_) {

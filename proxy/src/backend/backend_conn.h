@@ -64,6 +64,9 @@ class BackendConn {
   // `fragment` for split requests). Requires accepting().
   void send(std::string_view bytes, session::PendingRequest* request, uint32_t fragment);
 
+  // Cluster mode: ASKING ahead of the next request (after an -ASK redirect). Requires accepting().
+  void sendAsking();
+
   void flush();  // called by the worker's check phase when dirty
   void ping();   // health check, from the worker's ping timer
   bool dirty = false;
@@ -94,6 +97,8 @@ class BackendConn {
   void onRead(ssize_t nread);
   void queue(std::string_view bytes, session::PendingRequest* request, uint32_t fragment,
              session::OpKind kind);
+  // Puts one of the proxy's own commands ahead of everything queued (AUTH, READONLY).
+  void prepend(std::string_view bytes, session::OpKind kind);
   // A failure: close the socket, answer every op, count it, then reconnect or eject.
   void fail(std::string_view reason);
   void failAllOps(std::string_view reason);
@@ -110,8 +115,8 @@ class BackendConn {
   bool replica_;
   Link link_ = Link::kClosed;
   bool shut_down_ = false;
-  bool retiring_ = false;    // replaced: drain the FIFO, then shut down
-  int pending_closes_ = 0;   // uv_close calls whose callback has not run yet
+  bool retiring_ = false;     // replaced: drain the FIFO, then shut down
+  int pending_closes_ = 0;    // uv_close calls whose callback has not run yet
   bool ejected_ = false;      // failing fast until a probe succeeds
   bool probing_ = false;      // ejected, and the probe connection is being tried
   bool tcp_open_ = false;     // tcp_ initialised and not yet closed

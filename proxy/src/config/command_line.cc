@@ -18,7 +18,9 @@ enum class Flag {
   kPort,
   kWorkers,
   kShards,
+  kCluster,
   kLogLevel,
+  kMetricsListen,
   kHelp,
   kVersion
 };
@@ -31,11 +33,17 @@ struct FlagSpec {
 };
 
 constexpr FlagSpec kFlags[] = {
-    {"--config", "-c", Flag::kConfig, true},    {"--check-config", "", Flag::kCheckConfig, true},
-    {"--listen", "", Flag::kListen, true},      {"--port", "", Flag::kPort, true},
-    {"--workers", "", Flag::kWorkers, true},    {"--shards", "", Flag::kShards, true},
-    {"--log-level", "", Flag::kLogLevel, true}, {"--help", "-h", Flag::kHelp, false},
+    {"--config", "-c", Flag::kConfig, true},
+    {"--check-config", "", Flag::kCheckConfig, true},
+    {"--listen", "", Flag::kListen, true},
+    {"--port", "", Flag::kPort, true},
+    {"--workers", "", Flag::kWorkers, true},
+    {"--shards", "", Flag::kShards, true},
+    {"--cluster", "", Flag::kCluster, true},
+    {"--log-level", "", Flag::kLogLevel, true},
+    {"--help", "-h", Flag::kHelp, false},
     {"--version", "", Flag::kVersion, false},
+    {"--metrics-listen", "", Flag::kMetricsListen, true},
 };
 
 const FlagSpec* findFlag(std::string_view name) {
@@ -184,6 +192,18 @@ class Parser {
         out_->workers = static_cast<int>(workers);
         break;
       }
+      case Flag::kCluster: {
+        std::vector<ShardConfig> seeds;
+        std::vector<ConfigError> seed_errors = parseShardList(value, &seeds);
+        for (ConfigError& e : seed_errors) {
+          e.path = name;
+        }
+        errors_.insert(errors_.end(), seed_errors.begin(), seed_errors.end());
+        if (seed_errors.empty()) {
+          out_->cluster = std::string(value);
+        }
+        break;
+      }
       case Flag::kShards: {
         std::vector<ShardConfig> shards;
         std::vector<ConfigError> shard_errors = parseShardList(value, &shards);
@@ -201,6 +221,16 @@ class Parser {
         }
         out_->log_level = std::string(value);
         break;
+      case Flag::kMetricsListen: {
+        std::string host;
+        uint16_t port = 0;
+        if (value != "off" && !parseHostPort(value, &host, &port, &message)) {
+          error(name, message + " (or off)");
+          break;
+        }
+        out_->metrics_listen = std::string(value);
+        break;
+      }
       case Flag::kHelp:
         out_->show_help = true;
         break;
@@ -273,7 +303,11 @@ std::string usage() {
          "      --workers N          worker threads; 0 = one per core\n"
          "      --shards H:P,H:P,... shard addresses (replaces the file's shards; slots split\n"
          "                           evenly)\n"
+         "      --cluster H:P,H:P,...  front a Redis Cluster found from these seed nodes\n"
+         "                           (backend.mode cluster; slots from CLUSTER SLOTS)\n"
          "      --log-level LEVEL    trace, debug, info, warn, error, critical or off\n"
+         "      --metrics-listen H:P serve Prometheus /metrics on H:P (default 127.0.0.1:9121);\n"
+         "                           off = no metrics endpoint\n"
          "  -h, --help               print this help and exit\n"
          "      --version            print the version and exit\n";
 }

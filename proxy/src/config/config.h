@@ -52,6 +52,24 @@ struct Limits {
   uint32_t max_clients = 100000;  // limits.max_clients: per proxy, refused past it
 };
 
+// A named client user (ACL-lite): AUTH name password, or HELLO 2 AUTH name password.
+struct AuthUser {
+  std::string name;        // auth.users[i].name: unique, not "default"
+  std::string password;    // auth.users[i].password: required
+  bool read_only = false;  // auth.users[i].read_only: write commands get -NOPERM
+  bool admin = false;  // auth.users[i].admin: may run FLUSHALL, FLUSHDB, KEYS, CONFIG SET, PROXY
+};
+
+// Client authentication to the proxy. With neither a password nor users every client is the
+// default user, with every right; otherwise a client must AUTH before anything but AUTH, HELLO
+// and QUIT.
+struct AuthConfig {
+  std::string password;         // auth.password: requirepass-style password of the default user
+  std::vector<AuthUser> users;  // auth.users
+
+  bool required() const { return !password.empty() || !users.empty(); }
+};
+
 struct Config {
   std::string listen_host = "127.0.0.1";         // listen.host
   uint16_t listen_port = 6380;                   // listen.port
@@ -70,9 +88,20 @@ struct Config {
   std::string backend_username;                  // backend.username: ACL user for every shard
   std::string backend_password;                  // backend.password: AUTH password for every shard
   SentinelConfig sentinel;                       // sentinel
+  // backend.mode: "static" (the shards list) or "cluster" (a Redis Cluster found from seeds).
+  bool cluster_mode = false;
+  std::vector<Endpoint> cluster_seeds;  // backend.cluster_seeds (flag --cluster h:p,h:p)
+  uint32_t cluster_refresh_ms = 5000;   // backend.cluster_refresh_ms: CLUSTER SLOTS period
+  uint32_t max_redirects = 5;           // backend.max_redirects: MOVED/ASK followed per request
   uint32_t shutdown_timeout_ms = 5000;  // shutdown_timeout_ms: drain in-flight requests on exit
   Limits limits;
   std::string log_level = "info";  // log_level: trace|debug|info|warn|error|critical|off
+  std::string metrics_listen = "127.0.0.1:9121";  // metrics.listen: host:port of /metrics; "" = off
+  uint64_t slowlog_threshold_us = 10000;   // slowlog.threshold_us: slower requests are logged
+  uint32_t slowlog_max_len = 128;          // slowlog.max_len: entries kept; 0 = no slow log
+  AuthConfig auth;                         // auth
+  std::vector<std::string> deny_commands;  // deny_commands: "flushall", "config set", ...
+  bool allow_config_set = false;  // allow_config_set: CONFIG SET is sent to every shard (admin)
 };
 
 }  // namespace sp::config

@@ -100,8 +100,20 @@ std::vector<ConfigError> buildConfig(const CommandLine& cmdline, Config* out) {
     errors.insert(errors.end(), shard_errors.begin(), shard_errors.end());
     out->shards = std::move(shards);
   }
+  if (!cmdline.cluster.empty()) {
+    std::vector<ShardConfig> seeds;
+    parseShardList(cmdline.cluster, &seeds);  // checked by parseCommandLine
+    out->cluster_mode = true;
+    out->cluster_seeds.clear();
+    for (const ShardConfig& seed : seeds) {
+      out->cluster_seeds.push_back({seed.host, seed.port});
+    }
+  }
   if (!cmdline.log_level.empty()) {
     out->log_level = cmdline.log_level;
+  }
+  if (!cmdline.metrics_listen.empty()) {
+    out->metrics_listen = cmdline.metrics_listen == "off" ? "" : cmdline.metrics_listen;
   }
 
   if (!fatal) {

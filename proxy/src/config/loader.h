@@ -40,11 +40,13 @@ struct CommandLine {
   bool show_help = false;     // --help
   bool show_version = false;  // --version
   // Overrides; empty / negative = not given.
-  std::string listen_host;  // --listen HOST (or HOST:PORT)
-  int port = -1;            // --port N
-  int workers = -1;         // --workers N
-  std::string shards;       // --shards h:p,h:p,...
-  std::string log_level;    // --log-level LEVEL
+  std::string listen_host;     // --listen HOST (or HOST:PORT)
+  int port = -1;               // --port N
+  int workers = -1;            // --workers N
+  std::string shards;          // --shards h:p,h:p,...
+  std::string cluster;         // --cluster h:p,h:p,...: Redis Cluster seeds (backend.mode cluster)
+  std::string log_level;       // --log-level LEVEL
+  std::string metrics_listen;  // --metrics-listen HOST:PORT, or "off" for no metrics endpoint
 };
 
 std::vector<ConfigError> parseCommandLine(int argc, const char* const* argv, CommandLine* out);

@@ -9,7 +9,9 @@ namespace sp::config {
 
 inline constexpr int kMaxWorkers = 1024;
 inline constexpr int kMaxBackendConnections = 1024;
-inline constexpr size_t kMaxShards = 16384;  // one slot each at most
+inline constexpr size_t kMaxShards = 16384;                                // one slot each at most
+inline constexpr uint64_t kMaxSlowlogThresholdUs = 3600ull * 1000 * 1000;  // an hour
+inline constexpr uint64_t kMaxSlowlogLen = 1000000;                        // entries per worker
 // Sizes are compared with signed RESP lengths, so they stay below 2^63.
 inline constexpr uint64_t kMaxSizeBytes =
     static_cast<uint64_t>(std::numeric_limits<int64_t>::max());

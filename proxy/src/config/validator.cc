@@ -12,6 +12,7 @@
 #include "config/loader.h"
 #include "config/schema_limits.h"
 #include "config/value_parser.h"
+#include "resp/command_table.h"
 #include "route/key_slot.h"
 
 namespace sp::config {
@@ -36,6 +37,11 @@ class Validator {
     sentinel_ = !c.sentinel.addresses.empty();
     checkScalars(c);
     checkHealth(c);
+    checkAuth(c);
+    checkCluster(c);
+    if (c.cluster_mode) {
+      return std::move(errors_);
+    }
     checkShards(c.shards);
     return std::move(errors_);
   }
@@ -85,6 +91,60 @@ class Validator {
       error("log_level", "unknown level '" + c.log_level +
                              "' (expected trace, debug, info, warn, error, critical or off)");
     }
+    if (!c.metrics_listen.empty()) {
+      std::string host;
+      uint16_t port = 0;
+      std::string message;
+      if (!parseHostPort(c.metrics_listen, &host, &port, &message)) {
+        error("metrics.listen", message + " (or \"\" for no metrics endpoint)");
+      }
+    }
+  }
+
+  // auth.users: names unique, not "default", passwords set; deny_commands: known commands.
+  void checkAuth(const Config& c) {
+    std::map<std::string, size_t> names;
+    for (size_t i = 0; i < c.auth.users.size(); ++i) {
+      const AuthUser& u = c.auth.users[i];
+      const std::string path = "auth.users[" + std::to_string(i) + "]";
+      if (u.name.empty()) {
+        error(path + ".name", "missing (every user needs a name)");
+      } else if (u.name == "default") {
+        error(path + ".name", "'default' is the user of auth.password; pick another name");
+      } else if (!names.emplace(u.name, i).second) {
+        error(path + ".name", "duplicate user '" + u.name + "' (also auth.users[" +
+                                  std::to_string(names[u.name]) + "])");
+      }
+      if (u.password.empty()) {
+        error(path + ".password", "missing (every user needs a password)");
+      }
+    }
+    for (size_t i = 0; i < c.deny_commands.size(); ++i) {
+      if (!knownCommand(c.deny_commands[i])) {
+        error("deny_commands[" + std::to_string(i) + "]",
+              "unknown command '" + c.deny_commands[i] +
+                  "' (a command name, or \"container subcommand\" such as \"config set\")");
+      }
+    }
+  }
+
+  // "flushall", "CONFIG SET" or "config|set": a command or subcommand of the command table.
+  static bool knownCommand(const std::string& entry) {
+    std::string name;
+    for (char ch : entry) {
+      name += ch == ' ' ? '|' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    }
+    const size_t bar = name.find('|');
+    const resp::CommandInfo* top = resp::CommandTable::instance().find(name.substr(0, bar));
+    if (top == nullptr || bar == std::string::npos) {
+      return top != nullptr;
+    }
+    for (const resp::CommandInfo& sub : top->subcommands) {
+      if (sub.name == name) {
+        return true;
+      }
+    }
+    return false;
   }
 
   void checkHealth(const Config& c) {
@@ -118,6 +178,23 @@ class Validator {
     if (!sentinel_ && !c.sentinel.master_name_prefix.empty()) {
       error("sentinel.addresses", "at least one sentinel address is required");
     }
+  }
+
+  void checkCluster(const Config& c) {
+    if (!c.cluster_mode) {
+      return;
+    }
+    if (c.cluster_seeds.empty()) {
+      error("backend.cluster_seeds",
+            "backend.mode is cluster, so at least one seed is required (or use --cluster)");
+    }
+    if (!c.shards.empty()) {
+      error("shards", "not used with backend.mode cluster: the cluster's masters are the shards");
+    }
+    if (!c.sentinel.addresses.empty()) {
+      error("sentinel", "not used with backend.mode cluster: the cluster fails over by itself");
+    }
+    positive("backend.cluster_refresh_ms", c.cluster_refresh_ms);
   }
 
   void checkShards(const std::vector<ShardConfig>& shards) {

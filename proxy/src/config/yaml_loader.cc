@@ -70,28 +70,44 @@ class YamlReader {
   void readRoot(const YAML::Node& root, Config* out) {
     // Shards may leave out their address when Sentinel names the primaries.
     sentinel_configured_ = root.IsMap() && root["sentinel"].IsDefined();
-    forEachKey(root, "",
-               {"listen", "workers", "shards", "backend", "limits", "shutdown_timeout_ms",
-                "log_level", "sentinel"},
-               [&](std::string_view key, const YAML::Node& value, const std::string& path) {
-                 if (key == "listen") {
-                   readListen(value, path, out);
-                 } else if (key == "workers") {
-                   readInt(value, path, kMaxWorkers, &out->workers);
-                 } else if (key == "shards") {
-                   readShards(value, path, &out->shards);
-                 } else if (key == "backend") {
-                   readBackend(value, path, out);
-                 } else if (key == "limits") {
-                   readLimits(value, path, &out->limits);
-                 } else if (key == "shutdown_timeout_ms") {
-                   readU32(value, path, &out->shutdown_timeout_ms);
-                 } else if (key == "sentinel") {
-                   readSentinel(value, path, &out->sentinel);
-                 } else {
-                   readString(value, path, &out->log_level);
-                 }
-               });
+    if (root.IsMap()) {
+      const YAML::Node backend = root["backend"];
+      cluster_configured_ = backend.IsDefined() && backend.IsMap() && backend["mode"].IsDefined() &&
+                            backend["mode"].IsScalar() && backend["mode"].Scalar() == "cluster";
+    }
+    forEachKey(
+        root, "",
+        {"listen", "workers", "shards", "backend", "limits", "shutdown_timeout_ms", "log_level",
+         "sentinel", "metrics", "slowlog", "auth", "deny_commands", "allow_config_set"},
+        [&](std::string_view key, const YAML::Node& value, const std::string& path) {
+          if (key == "listen") {
+            readListen(value, path, out);
+          } else if (key == "workers") {
+            readInt(value, path, kMaxWorkers, &out->workers);
+          } else if (key == "shards") {
+            readShards(value, path, &out->shards);
+          } else if (key == "backend") {
+            readBackend(value, path, out);
+          } else if (key == "limits") {
+            readLimits(value, path, &out->limits);
+          } else if (key == "shutdown_timeout_ms") {
+            readU32(value, path, &out->shutdown_timeout_ms);
+          } else if (key == "sentinel") {
+            readSentinel(value, path, &out->sentinel);
+          } else if (key == "metrics") {
+            readMetrics(value, path, out);
+          } else if (key == "slowlog") {
+            readSlowlog(value, path, out);
+          } else if (key == "auth") {
+            readAuth(value, path, &out->auth);
+          } else if (key == "deny_commands") {
+            readStringList(value, path, &out->deny_commands);
+          } else if (key == "allow_config_set") {
+            readBool(value, path, &out->allow_config_set);
+          } else {
+            readString(value, path, &out->log_level);
+          }
+        });
   }
 
  private:
@@ -200,6 +216,104 @@ class YamlReader {
     }
   }
 
+  void readBool(const YAML::Node& node, const std::string& path, bool* out) {
+    std::string text;
+    if (!scalar(node, path, "true or false", &text)) {
+      return;
+    }
+    if (text == "true" || text == "yes" || text == "on") {
+      *out = true;
+    } else if (text == "false" || text == "no" || text == "off") {
+      *out = false;
+    } else {
+      error(path, "expected true or false, got '" + text + "'");
+    }
+  }
+
+  void readStringList(const YAML::Node& node, const std::string& path,
+                      std::vector<std::string>* out) {
+    out->clear();
+    if (node.IsNull()) {
+      return;
+    }
+    if (!node.IsSequence()) {
+      error(path, "expected a list of strings, got " + describe(node));
+      return;
+    }
+    for (size_t i = 0; i < node.size(); ++i) {
+      std::string text;
+      if (scalar(node[i], element(path, i), "a string", &text)) {
+        out->push_back(std::move(text));
+      }
+    }
+  }
+
+  // auth.users entries are checked (names unique, passwords set) by the validator.
+  void readAuth(const YAML::Node& node, const std::string& path, AuthConfig* out) {
+    forEachKey(node, path, {"password", "users"},
+               [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
+                 if (key == "password") {
+                   readString(value, key_path, &out->password);
+                   return;
+                 }
+                 out->users.clear();
+                 if (value.IsNull()) {
+                   return;
+                 }
+                 if (!value.IsSequence()) {
+                   error(key_path, "expected a list of users, got " + describe(value));
+                   return;
+                 }
+                 for (size_t i = 0; i < value.size(); ++i) {
+                   AuthUser user;
+                   readAuthUser(value[i], element(key_path, i), &user);
+                   out->users.push_back(std::move(user));
+                 }
+               });
+  }
+
+  void readAuthUser(const YAML::Node& node, const std::string& path, AuthUser* out) {
+    if (!node.IsMap()) {
+      error(path, "expected a map with a name and a password, got " + describe(node));
+      return;
+    }
+    forEachKey(node, path, {"name", "password", "read_only", "admin"},
+               [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
+                 if (key == "name") {
+                   readString(value, key_path, &out->name);
+                 } else if (key == "password") {
+                   readString(value, key_path, &out->password);
+                 } else if (key == "read_only") {
+                   readBool(value, key_path, &out->read_only);
+                 } else {
+                   readBool(value, key_path, &out->admin);
+                 }
+               });
+  }
+
+  // metrics.listen is checked (host:port or "") by the validator, which also sees the flag.
+  void readMetrics(const YAML::Node& node, const std::string& path, Config* out) {
+    forEachKey(node, path, {"listen"},
+               [&](std::string_view, const YAML::Node& value, const std::string& key_path) {
+                 readString(value, key_path, &out->metrics_listen);
+               });
+  }
+
+  void readSlowlog(const YAML::Node& node, const std::string& path, Config* out) {
+    forEachKey(node, path, {"threshold_us", "max_len"},
+               [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
+                 if (key == "threshold_us") {
+                   readUnsigned(value, key_path, kMaxSlowlogThresholdUs,
+                                &out->slowlog_threshold_us);
+                 } else {
+                   uint64_t len = out->slowlog_max_len;
+                   if (readUnsigned(value, key_path, kMaxSlowlogLen, &len)) {
+                     out->slowlog_max_len = static_cast<uint32_t>(len);
+                   }
+                 }
+               });
+  }
+
   void readListen(const YAML::Node& node, const std::string& path, Config* out) {
     forEachKey(node, path, {"host", "port"},
                [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
@@ -220,7 +334,8 @@ class YamlReader {
     forEachKey(node, path,
                {"connections", "connect_timeout_ms", "reconnect_min_ms", "reconnect_max_ms",
                 "timeout_ms", "ping_interval_ms", "failure_limit", "retry_timeout_ms",
-                "retry_timeout_max_ms", "read_from", "username", "password"},
+                "retry_timeout_max_ms", "read_from", "username", "password", "mode",
+                "cluster_seeds", "cluster_refresh_ms", "max_redirects"},
                [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
                  if (key == "connections") {
                    readInt(value, key_path, kMaxBackendConnections, &out->backend_connections);
@@ -244,6 +359,20 @@ class YamlReader {
                    readReadFrom(value, key_path, &out->read_from);
                  } else if (key == "username") {
                    readString(value, key_path, &out->backend_username);
+                 } else if (key == "mode") {
+                   std::string mode;
+                   readString(value, key_path, &mode);
+                   if (mode == "cluster" || mode == "static") {
+                     out->cluster_mode = mode == "cluster";
+                   } else if (value.IsScalar()) {
+                     error(key_path, "expected static or cluster, got '" + mode + "'");
+                   }
+                 } else if (key == "cluster_seeds") {
+                   readEndpoints(value, key_path, &out->cluster_seeds);
+                 } else if (key == "cluster_refresh_ms") {
+                   readU32(value, key_path, &out->cluster_refresh_ms);
+                 } else if (key == "max_redirects") {
+                   readU32(value, key_path, &out->max_redirects);
                  } else {
                    readString(value, key_path, &out->backend_password);
                  }
@@ -358,7 +487,7 @@ class YamlReader {
                    readString(value, key_path, &out->password);
                  }
                });
-    if (!has_address && !sentinel_configured_) {
+    if (!has_address && !sentinel_configured_ && !cluster_configured_) {
       error(child(path, "address"), "missing (every shard needs host:port unless sentinel is set)");
     }
   }
@@ -432,6 +561,7 @@ class YamlReader {
 
   std::vector<ConfigError>* errors_;
   bool sentinel_configured_ = false;
+  bool cluster_configured_ = false;
 };
 
 // source names the file in syntax errors ("yaml" for text).

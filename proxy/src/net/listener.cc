@@ -12,6 +12,49 @@
 
 namespace sp::net {
 
+namespace {
+
+bool toSockaddr(const std::string& host, uint16_t port, sockaddr_storage* addr, socklen_t* len) {
+  auto* v4 = reinterpret_cast<sockaddr_in*>(addr);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(addr);
+  std::string h = host;
+  if (h.size() > 2 && h.front() == '[' && h.back() == ']') {
+    h = h.substr(1, h.size() - 2);
+  }
+  if (inet_pton(AF_INET, h.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    *len = sizeof(sockaddr_in);
+    return true;
+  }
+  if (inet_pton(AF_INET6, h.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    *len = sizeof(sockaddr_in6);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool portTaken(const std::string& host, uint16_t port) {
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  if (port == 0 || !toSockaddr(host, port, &addr, &len)) {
+    return false;
+  }
+  int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return false;
+  }
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  const bool taken = bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 && errno == EADDRINUSE;
+  ::close(fd);
+  return taken;
+}
+
 int bindListenSocket(const std::string& host, uint16_t port, uint16_t* bound_port,
                      std::string* error) {
   sockaddr_storage addr{};

@@ -10,6 +10,10 @@ namespace sp::net {
 
 // Creates, configures (SO_REUSEADDR, SO_REUSEPORT, non-blocking) and binds a TCP socket.
 // Returns the fd, or -1 with *error set. *bound_port receives the port actually bound.
+// True when something already holds host:port. SO_REUSEPORT would otherwise let a second proxy
+// (same user) silently share the port with the first.
+bool portTaken(const std::string& host, uint16_t port);
+
 int bindListenSocket(const std::string& host, uint16_t port, uint16_t* bound_port,
                      std::string* error);
 

@@ -1,4 +1,5 @@
-// INFO: redis-cli compatible "# Section" blocks of key:value lines, summed over all workers.
+// ProxyContext: published snapshots, per-shard summaries and INFO (redis-cli compatible
+// "# Section" blocks of key:value lines, summed over all workers).
 #include "net/proxy_context.h"
 
 #include <sys/utsname.h>
@@ -6,7 +7,6 @@
 
 #include <ctime>
 
-#include "backend/backend_conn.h"
 #include "net/worker.h"
 
 namespace sp::net {
@@ -28,11 +28,105 @@ bool wants(std::string_view section, std::string_view name) {
          section == name;
 }
 
+std::string hostPort(const std::string& host, uint16_t port) {
+  std::string out = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  return out + ":" + std::to_string(port);
+}
+
 }  // namespace
+
+void ShardTotals::add(const ShardStats& stats) {
+#define SP_ADD_FIELD(field, storage, type, name, help, label, value) field += stats.field.get();
+  SP_SHARD_METRICS(SP_ADD_FIELD)
+#undef SP_ADD_FIELD
+  stats.duration.addTo(&duration);
+}
+
+std::string ShardSummary::state() const {
+  if (primary.connections_up >= connections_configured) {
+    return "up";
+  }
+  return primary.connections_up == 0 ? "down" : "partial";
+}
+
+void ProxyContext::publish(std::shared_ptr<const config::Config> config,
+                           route::TopologyPtr topology) {
+  std::lock_guard<std::mutex> lock(mu_);
+  config_ = std::move(config);
+  topology_ = std::move(topology);
+}
+
+std::shared_ptr<const config::Config> ProxyContext::config() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return config_;
+}
+
+route::TopologyPtr ProxyContext::topology() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return topology_;
+}
+
+std::vector<ShardSummary> ProxyContext::shardSummaries() const {
+  const auto cfg = config();
+  const auto topo = topology();
+  std::vector<ShardSummary> out;
+  if (cfg == nullptr || topo == nullptr) {
+    return out;
+  }
+  const auto& shards = topo->shards();
+  out.resize(shards.size());
+  for (size_t i = 0; i < shards.size(); ++i) {
+    out[i].address = shards[i];
+    out[i].connections_configured =
+        static_cast<uint64_t>(cfg->backend_connections) * workers.size();
+    out[i].replica_connections_configured = shards[i].replicas.size() * workers.size();
+  }
+  for (const auto& r : topo->ranges()) {
+    ShardSummary& s = out[r.shard];
+    s.slot_count += static_cast<uint32_t>(r.last - r.first + 1);
+    s.slots += s.slots.empty() ? "" : " ";
+    s.slots += std::to_string(r.first);
+    if (r.last != r.first) {
+      s.slots += "-" + std::to_string(r.last);
+    }
+  }
+  // A worker may still be bound to the previous topology for a moment after a reload: match
+  // shards by name.
+  auto find = [&](const std::string& name) -> ShardSummary* {
+    for (ShardSummary& s : out) {
+      if (s.address.name == name) {
+        return &s;
+      }
+    }
+    return nullptr;
+  };
+  for (const Worker* w : workers) {
+    for (ShardSummary& s : out) {
+      s.worker_states.push_back("down");
+    }
+    w->stats().shards.forEach([&](const std::string& name, const ShardStats& stats) {
+      if (ShardSummary* s = find(name)) {
+        s->primary.add(stats);
+        s->worker_states.back() =
+            stats.ejected.get() > 0 ? "ejected"
+            : stats.connections_up.get() >= static_cast<uint64_t>(cfg->backend_connections)
+                ? "up"
+                : "down";
+      }
+    });
+    w->stats().replica_shards.forEach([&](const std::string& name, const ShardStats& stats) {
+      if (ShardSummary* s = find(name)) {
+        s->replica.add(stats);
+      }
+    });
+  }
+  return out;
+}
 
 std::string ProxyContext::info(std::string_view section) const {
   std::string out;
   const uint64_t now = static_cast<uint64_t>(std::time(nullptr));
+  const auto cfg = config();
   if (wants(section, "server")) {
     utsname uts{};
     uname(&uts);
@@ -48,6 +142,9 @@ std::string ProxyContext::info(std::string_view section) const {
     line(out, "uptime_in_seconds", now - start_time_unix);
     line(out, "workers", static_cast<uint64_t>(workers.size()));
     line(out, "cluster_enabled", std::string("0"));
+    line(out, "config_file", config_file);
+    line(out, "metrics_port", static_cast<uint64_t>(metrics_port));
+    line(out, "metrics_compiled", static_cast<uint64_t>(metrics::kMetricsEnabled ? 1 : 0));
     out += "\r\n";
   }
   if (wants(section, "clients")) {
@@ -57,7 +154,7 @@ std::string ProxyContext::info(std::string_view section) const {
     }
     out += "# Clients\r\n";
     line(out, "connected_clients", open);
-    line(out, "maxclients", static_cast<uint64_t>(config.limits.max_clients));
+    line(out, "maxclients", static_cast<uint64_t>(cfg->limits.max_clients));
     for (const Worker* w : workers) {
       line(out, "worker" + std::to_string(w->index()) + "_clients",
            w->stats().connections_open.get());
@@ -67,6 +164,7 @@ std::string ProxyContext::info(std::string_view section) const {
   if (wants(section, "stats")) {
     uint64_t accepted = 0, rejected = 0, commands = 0, local = 0, split = 0, refused = 0;
     uint64_t perr_client = 0, perr_backend = 0, out_limit = 0, paused = 0, in = 0, sent = 0;
+    uint64_t slow = 0;
     for (const Worker* w : workers) {
       const WorkerStats& s = w->stats();
       accepted += s.connections_accepted.get();
@@ -81,6 +179,7 @@ std::string ProxyContext::info(std::string_view section) const {
       paused += s.reads_paused.get();
       in += s.bytes_in.get();
       sent += s.bytes_out.get();
+      slow += s.slow_requests.get();
     }
     out += "# Stats\r\n";
     line(out, "total_connections_received", accepted);
@@ -95,74 +194,50 @@ std::string ProxyContext::info(std::string_view section) const {
     line(out, "client_reads_paused", paused);
     line(out, "total_net_input_bytes", in);
     line(out, "total_net_output_bytes", sent);
+    line(out, "slow_requests", slow);
+    line(out, "config_reloads_ok", reloads.succeeded.load());
+    line(out, "config_reloads_failed", reloads.failed.load());
+    uint64_t moved = 0, ask = 0;
+    for (const ShardSummary& shard : shardSummaries()) {
+      moved += shard.primary.moved + shard.replica.moved;
+      ask += shard.primary.ask + shard.replica.ask;
+    }
+    line(out, "cluster_moved_redirects", moved);
+    line(out, "cluster_ask_redirects", ask);
+    out += "\r\n";
+  }
+  if (wants(section, "keyspace")) {
+    out += "# Keyspace\r\n";
+    out += keyspace.infoLines();
     out += "\r\n";
   }
   if (wants(section, "shards")) {
     out += "# Shards\r\n";
-    const auto ranges = topology->ranges();
-    const auto& shards = topology->shards();
-    for (size_t i = 0; i < shards.size(); ++i) {
-      uint64_t requests = 0, errors = 0, up = 0, inflight = 0, connects = 0, failures = 0;
-      uint64_t timeouts = 0, ejections = 0, ping_failures = 0;
+    for (const ShardSummary& s : shardSummaries()) {
+      const ShardTotals& t = s.primary;
       std::string per_worker;
-      for (const Worker* w : workers) {
-        const ShardStats& s = w->stats().shards[i];
-        requests += s.requests.get();
-        errors += s.errors.get();
-        up += s.connections_up.get();
-        inflight += s.inflight.get();
-        connects += s.connects.get();
-        failures += s.connect_failures.get();
-        timeouts += s.timeouts.get();
-        ejections += s.ejections.get();
-        ping_failures += s.ping_failures.get();
-        per_worker += per_worker.empty() ? "" : ",";
-        per_worker += "worker" + std::to_string(w->index()) + "=" +
-                      (s.ejected.get() > 0 ? "ejected"
-                       : s.connections_up.get() == static_cast<uint64_t>(config.backend_connections)
-                           ? "up"
-                           : "down");
+      for (size_t w = 0; w < s.worker_states.size(); ++w) {
+        per_worker += ",worker" + std::to_string(workers[w]->index()) + "=" + s.worker_states[w];
       }
-      const uint64_t total =
-          static_cast<uint64_t>(config.backend_connections) * static_cast<uint64_t>(workers.size());
-      std::string slots;
-      for (const auto& r : ranges) {
-        if (r.shard == i) {
-          if (!slots.empty()) {
-            slots += ' ';
-          }
-          slots += std::to_string(r.first);
-          if (r.last != r.first) {
-            slots += "-" + std::to_string(r.last);
-          }
-        }
-      }
-      const auto& sh = shards[i];
-      std::string addr = sh.host.find(':') != std::string::npos ? "[" + sh.host + "]" : sh.host;
-      addr += ":" + std::to_string(sh.port);
-      line(out, sh.name,
-           "addr=" + addr + ",state=" + (up == total ? "up" : (up == 0 ? "down" : "partial")) +
-               ",connections_up=" + std::to_string(up) + "/" + std::to_string(total) +
-               ",slots=" + slots + ",requests=" + std::to_string(requests) +
-               ",errors=" + std::to_string(errors) + ",inflight=" + std::to_string(inflight) +
-               ",connects=" + std::to_string(connects) +
-               ",connect_failures=" + std::to_string(failures) +
-               ",timeouts=" + std::to_string(timeouts) + ",ejections=" + std::to_string(ejections) +
-               ",ping_failures=" + std::to_string(ping_failures) + "," + per_worker);
-      if (!sh.replicas.empty()) {
-        uint64_t replica_up = 0, replica_reads = 0;
-        for (const Worker* w : workers) {
-          replica_up += w->stats().replica_shards[i].connections_up.get();
-          replica_reads += w->stats().replica_shards[i].replica_reads.get();
-        }
+      line(out, s.address.name,
+           "addr=" + hostPort(s.address.host, s.address.port) + ",state=" + s.state() +
+               ",connections_up=" + std::to_string(t.connections_up) + "/" +
+               std::to_string(s.connections_configured) + ",slots=" + s.slots +
+               ",requests=" + std::to_string(t.requests) + ",errors=" + std::to_string(t.errors) +
+               ",inflight=" + std::to_string(t.inflight) +
+               ",connects=" + std::to_string(t.connects) + ",connect_failures=" +
+               std::to_string(t.connect_failures) + ",timeouts=" + std::to_string(t.timeouts) +
+               ",ejections=" + std::to_string(t.ejections) +
+               ",ping_failures=" + std::to_string(t.ping_failures) + per_worker);
+      if (!s.address.replicas.empty()) {
         std::string addrs;
-        for (const auto& rep : sh.replicas) {
-          addrs += (addrs.empty() ? "" : " ") + rep.host + ":" + std::to_string(rep.port);
+        for (const auto& rep : s.address.replicas) {
+          addrs += (addrs.empty() ? "" : " ") + hostPort(rep.host, rep.port);
         }
-        line(out, sh.name + "_replicas",
-             "addrs=" + addrs + ",connections_up=" + std::to_string(replica_up) + "/" +
-                 std::to_string(sh.replicas.size() * workers.size()) +
-                 ",reads=" + std::to_string(replica_reads));
+        line(out, s.address.name + "_replicas",
+             "addrs=" + addrs + ",connections_up=" + std::to_string(s.replica.connections_up) +
+                 "/" + std::to_string(s.replica_connections_configured) +
+                 ",reads=" + std::to_string(s.replica.replica_reads));
       }
     }
     out += "\r\n";

@@ -1,31 +1,94 @@
-// ProxyContext: what every worker shares, read-only after start-up except for a few atomics
-// touched only on accept/close (never per request): the config, the workers (for INFO), ids.
+// ProxyContext: what every worker shares. The configuration and topology in force are immutable
+// snapshots published by the main thread (at start-up and on reload) and read by INFO, admin
+// commands and the metrics scrape; workers keep their own copies, handed over by their mailbox.
+// The rest is fixed after start-up, or atomics touched only on accept/close or by rare events
+// (never per request).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "config/config.h"
+#include "metrics/latency_histogram.h"
+#include "net/keyspace_poller.h"
+#include "net/worker_stats.h"
 #include "route/topology.h"
 
 namespace sp::net {
 
 class Worker;
+class Reloader;
+class TopologyWatcher;
+
+// One shard's counters summed over the workers.
+struct ShardTotals {
+#define SP_TOTAL_FIELD(field, storage, type, name, help, label, value) uint64_t field = 0;
+  SP_SHARD_METRICS(SP_TOTAL_FIELD)
+#undef SP_TOTAL_FIELD
+  metrics::HistogramTotals duration;
+
+  void add(const ShardStats& stats);
+};
+
+// A shard of the current topology with its counters: what INFO shards, PROXY SHARDS and the
+// scrape report.
+struct ShardSummary {
+  route::ShardAddress address;
+  std::string slots;  // "0-5460 9000", in slot order
+  uint32_t slot_count = 0;
+  ShardTotals primary;
+  ShardTotals replica;                          // all of its replicas' connections
+  uint64_t connections_configured = 0;          // workers x backend.connections
+  uint64_t replica_connections_configured = 0;  // workers x replicas
+  std::vector<std::string> worker_states;       // per worker: "up", "down" or "ejected"
+
+  // "up" (every primary connection up), "down" (none) or "partial".
+  std::string state() const;
+};
+
+// Config reloads, written by the main thread, read by the scrape and INFO.
+struct ReloadStats {
+  std::atomic<uint64_t> succeeded{0};
+  std::atomic<uint64_t> failed{0};
+  std::atomic<uint64_t> last_success_unix{0};
+  std::atomic<bool> last_ok{true};
+};
 
 struct ProxyContext {
-  config::Config config;
-  route::TopologyPtr topology;
-  std::vector<Worker*> workers;
+  // Main thread: the configuration and topology in force from now on.
+  void publish(std::shared_ptr<const config::Config> config, route::TopologyPtr topology);
+  std::shared_ptr<const config::Config> config() const;
+  route::TopologyPtr topology() const;
+
+  std::vector<Worker*> workers;  // fixed once the workers start
   uint64_t start_time_unix = 0;
   uint16_t bound_port = 0;
+  uint16_t metrics_port = 0;  // 0: no metrics endpoint
+  std::string config_file;    // --config, "" when run from flags alone
   std::atomic<uint64_t> next_client_id{1};
   std::atomic<uint64_t> clients_open{0};
+  std::atomic<uint64_t> next_slowlog_id{0};
+  ReloadStats reloads;
+  Reloader* reloader = nullptr;  // set by main before the workers start; PROXY RELOAD uses it
+  // Set by main once the workers run (cluster mode: MOVED and node failures ask it to refresh).
+  std::atomic<TopologyWatcher*> topology_watcher{nullptr};
+  KeyspaceCache keyspace;  // refreshed by the KeyspacePoller thread
+
+  // Every shard of the current topology, summed over the workers.
+  std::vector<ShardSummary> shardSummaries() const;
 
   // The INFO reply text for `section` ("" or "default" or "all" = every section).
   std::string info(std::string_view section) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const config::Config> config_;
+  route::TopologyPtr topology_;
 };
 
 }  // namespace sp::net

@@ -4,8 +4,10 @@
 #include <spdlog/spdlog.h>
 
 #include "backend/backend_conn.h"
+#include "backend/dedicated_conn.h"
 #include "core/assert.h"
 #include "core/clock.h"
+#include "net/topology_source.h"
 #include "session/client_session.h"
 
 namespace sp::net {
@@ -41,37 +43,59 @@ Worker::Worker(int index, ProxyContext& context, int listen_fd)
     : index_(index),
       context_(context),
       listen_fd_(listen_fd),
-      topology_(context.topology),
-      stats_(shardNames(*context.topology)),
-      read_buffer_(new char[kReadBufferSize]) {
-  const auto& limits = context.config.limits;
-  parser_limits_.max_bulk_len = limits.max_bulk_len;
-  parser_limits_.max_array_len = limits.max_array_len;
-  parser_limits_.max_inline_len = limits.max_inline_len;
+      config_(context.config()),
+      topology_(context.topology()),
+      stats_(shardNames(*topology_)),
+      read_buffer_(new char[kReadBufferSize]),
+      dedicated_(std::make_unique<backend::DedicatedPool>(*this)) {
+  applyLimits();
   uv_loop_init(&loop_);
   loop_.data = this;
-  const auto& shards = topology_->shards();
-  backends_.resize(shards.size());
-  replicas_.resize(shards.size());
-  read_turn_.assign(shards.size(), 0);
-  for (size_t s = 0; s < shards.size(); ++s) {
-    const auto shard = static_cast<uint16_t>(s);
-    const backend::Credentials creds{shards[s].username, shards[s].password};
-    for (int i = 0; i < context.config.backend_connections; ++i) {
-      backends_[s].push_back(
-          std::make_unique<backend::BackendConn>(*this, shard, shards[s], creds, false));
-    }
-    for (const auto& replica : shards[s].replicas) {
-      replicas_[s].push_back(std::make_unique<backend::BackendConn>(
-          *this, shard, replica, backend::Credentials{replica.username, replica.password}, true));
-    }
+  // Initialised here, not in run(): the main thread may post (a reload) as soon as it has
+  // started the thread.
+  uv_async_init(&loop_, &mailbox_async_,
+                [](uv_async_t* a) { static_cast<Worker*>(a->data)->onMailbox(); });
+  mailbox_async_.data = this;
+  const size_t shards = topology_->shardCount();
+  backends_.resize(shards);
+  replicas_.resize(shards);
+  read_turn_.assign(shards, 0);
+  for (size_t s = 0; s < shards; ++s) {
+    buildShard(*topology_, s, &backends_[s], &replicas_[s]);
   }
 }
 
 Worker::~Worker() {
   backends_.clear();
   replicas_.clear();
+  retired_.clear();
   uv_loop_close(&loop_);
+}
+
+void Worker::buildShard(const route::Topology& topology, size_t s,
+                        std::vector<std::unique_ptr<backend::BackendConn>>* primaries,
+                        std::vector<std::unique_ptr<backend::BackendConn>>* replicas) {
+  const route::ShardAddress& address = topology.shards()[s];
+  const auto shard = static_cast<uint16_t>(s);
+  const backend::Credentials creds{address.username, address.password};
+  for (int i = 0; i < config_->backend_connections; ++i) {
+    primaries->push_back(
+        std::make_unique<backend::BackendConn>(*this, shard, address, creds, false));
+  }
+  for (const auto& replica : address.replicas) {
+    replicas->push_back(std::make_unique<backend::BackendConn>(
+        *this, shard, replica, backend::Credentials{replica.username, replica.password}, true));
+  }
+}
+
+void Worker::applyLimits() {
+  const auto& limits = config_->limits;
+  parser_limits_.max_bulk_len = limits.max_bulk_len;
+  parser_limits_.max_array_len = limits.max_array_len;
+  parser_limits_.max_inline_len = limits.max_inline_len;
+  slowlog_threshold_us_ = config_->slowlog_threshold_us;
+  slowlog_enabled_ = config_->slowlog_max_len > 0;
+  slow_log_.configure(config_->slowlog_max_len);
 }
 
 void Worker::startThread() {
@@ -85,6 +109,116 @@ void Worker::join() {
 }
 
 void Worker::requestStop() { uv_async_send(&stop_async_); }
+
+void Worker::post(std::function<void(Worker&)> fn) {
+  std::lock_guard<std::mutex> lock(mailbox_mu_);
+  if (closed_mailbox_) {
+    return;
+  }
+  mailbox_.push_back(std::move(fn));
+  uv_async_send(&mailbox_async_);  // under the lock: closeEverything cannot close it meanwhile
+}
+
+void Worker::onMailbox() {
+  std::vector<std::function<void(Worker&)>> work;
+  {
+    std::lock_guard<std::mutex> lock(mailbox_mu_);
+    work.swap(mailbox_);
+  }
+  for (auto& fn : work) {
+    if (!closed_) {
+      fn(*this);
+    }
+  }
+}
+
+namespace {
+
+bool sameServer(const route::ShardAddress& a, const route::ShardAddress& b) {
+  return a.name == b.name && a.host == b.host && a.port == b.port && a.username == b.username &&
+         a.password == b.password;
+}
+
+bool sameShard(const route::ShardAddress& a, const route::ShardAddress& b) {
+  if (!sameServer(a, b) || a.replicas.size() != b.replicas.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < a.replicas.size(); ++i) {
+    if (!sameServer(a.replicas[i], b.replicas[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+void Worker::applyConfig(std::shared_ptr<const config::Config> config,
+                         route::TopologyPtr topology) {
+  const bool same_connections = config->backend_connections == config_->backend_connections;
+  config_ = std::move(config);
+  applyLimits();
+  if (!closed_ && config_->backend_ping_interval_ms != ping_interval_ms_) {
+    startPingTimer();
+  }
+  if (topology == topology_ || closed_) {
+    return;
+  }
+  const route::Topology& old = *topology_;
+  const size_t shards = topology->shardCount();
+  // Bind the stats first: new connections take their counters from the new positions.
+  stats_.shards.bind(shardNames(*topology));
+  stats_.replica_shards.bind(shardNames(*topology));
+  std::vector<std::vector<std::unique_ptr<backend::BackendConn>>> backends(shards);
+  std::vector<std::vector<std::unique_ptr<backend::BackendConn>>> replicas(shards);
+  size_t kept = 0;
+  for (size_t s = 0; s < shards; ++s) {
+    if (same_connections && s < old.shardCount() &&
+        sameShard(old.shards()[s], topology->shards()[s])) {
+      backends[s] = std::move(backends_[s]);
+      replicas[s] = std::move(replicas_[s]);
+      ++kept;
+      continue;
+    }
+    buildShard(*topology, s, &backends[s], &replicas[s]);
+    for (auto& conn : backends[s]) {
+      conn->start();
+    }
+    for (auto& conn : replicas[s]) {
+      conn->start();
+    }
+  }
+  size_t retired = 0;
+  for (auto* group : {&backends_, &replicas_}) {
+    for (auto& shard : *group) {
+      for (auto& conn : shard) {
+        if (conn != nullptr) {
+          conn->retire();
+          retired_.push_back(std::move(conn));
+          ++retired;
+        }
+      }
+    }
+  }
+  for (auto& [address, conn] : extra_nodes_) {
+    conn->retire();
+    retired_.push_back(std::move(conn));
+  }
+  extra_nodes_.clear();
+  backends_ = std::move(backends);
+  replicas_ = std::move(replicas);
+  read_turn_.assign(shards, 0);
+  topology_ = std::move(topology);
+  spdlog::debug("worker {}: new topology: {} shards kept, {} new, {} connections draining", index_,
+                kept, shards - kept, retired);
+}
+
+void Worker::startPingTimer() {
+  ping_interval_ms_ = config_->backend_ping_interval_ms;
+  uv_timer_start(
+      &ping_timer_, [](uv_timer_t* t) { static_cast<Worker*>(t->data)->onPingTimer(); },
+      ping_interval_ms_, ping_interval_ms_);
+}
 
 void Worker::run() {
   uv_tcp_init(&loop_, &listener_);
@@ -106,9 +240,7 @@ void Worker::run() {
   drain_timer_.data = this;
   uv_timer_init(&loop_, &ping_timer_);
   ping_timer_.data = this;
-  uv_timer_start(
-      &ping_timer_, [](uv_timer_t* t) { static_cast<Worker*>(t->data)->onPingTimer(); },
-      context_.config.backend_ping_interval_ms, context_.config.backend_ping_interval_ms);
+  startPingTimer();
   uv_async_init(&loop_, &stop_async_,
                 [](uv_async_t* a) { static_cast<Worker*>(a->data)->onStopRequested(); });
   stop_async_.data = this;
@@ -132,7 +264,7 @@ void Worker::onConnection(int status) {
     session->close("accept failed");
     return;
   }
-  if (open > context_.config.limits.max_clients) {
+  if (open > config_->limits.max_clients) {
     stats_.connections_rejected.add();
     session->refuseConnection("-ERR max number of clients reached\r\n");
     return;
@@ -155,7 +287,7 @@ backend::BackendConn& Worker::backendFor(uint16_t shard, uint64_t client_id) {
 backend::BackendConn& Worker::backendForRead(uint16_t shard, uint64_t client_id) {
   backend::BackendConn& primary = backendFor(shard, client_id);
   auto& replicas = replicas_[shard];
-  const config::ReadFrom mode = context_.config.read_from;
+  const config::ReadFrom mode = config_->read_from;
   if (replicas.empty() || mode == config::ReadFrom::kPrimary) {
     return primary;
   }
@@ -181,6 +313,75 @@ void Worker::forEachBackend(const std::function<void(backend::BackendConn&)>& fn
       }
     }
   }
+  for (auto& [address, conn] : extra_nodes_) {
+    fn(*conn);
+  }
+}
+
+void Worker::requestTopologyRefresh() {
+  if (TopologyWatcher* watcher = context_.topology_watcher.load()) {
+    watcher->requestRefresh();
+  }
+}
+
+bool Worker::redirect(session::PendingRequest* request, uint32_t fragment, std::string_view reply) {
+  // "-MOVED 3999 127.0.0.1:6381\r\n" or "-ASK 3999 127.0.0.1:6381\r\n"
+  if (request->owner == nullptr || fragment >= request->sent.size() ||
+      request->redirects >= config_->max_redirects) {
+    return false;
+  }
+  const bool ask = reply[1] == 'A';
+  std::string_view rest = reply.substr(ask ? 5 : 7);
+  rest = rest.substr(0, rest.size() - 2);
+  const size_t space = rest.find(' ');
+  const size_t colon = rest.rfind(':');
+  if (space == std::string_view::npos || colon == std::string_view::npos || colon < space) {
+    return false;
+  }
+  const std::string host(rest.substr(space + 1, colon - space - 1));
+  unsigned port = 0;
+  for (char c : rest.substr(colon + 1)) {
+    if (c < '0' || c > '9' || port > 65535) {
+      return false;
+    }
+    port = port * 10 + static_cast<unsigned>(c - '0');
+  }
+  if (port == 0 || port > 65535) {
+    return false;
+  }
+  ++request->redirects;
+  if (!ask) {
+    requestTopologyRefresh();
+  }
+  const uint64_t client_id = request->owner->id();
+  backend::BackendConn* target = nullptr;
+  const auto& shards = topology_->shards();
+  for (size_t s = 0; s < shards.size() && target == nullptr; ++s) {
+    if (shards[s].host == host && shards[s].port == port) {
+      target = &backendFor(static_cast<uint16_t>(s), client_id);
+    }
+  }
+  if (target == nullptr) {
+    const std::string key = host + ":" + std::to_string(port);
+    auto& conn = extra_nodes_[key];
+    if (conn == nullptr) {
+      route::ShardAddress address(key, host, static_cast<uint16_t>(port));
+      conn = std::make_unique<backend::BackendConn>(
+          *this, request->shard, address,
+          backend::Credentials{config_->backend_username, config_->backend_password}, false);
+      conn->start();
+    }
+    target = conn.get();
+  }
+  if (!target->accepting()) {
+    session::ClientSession::onBackendReply(*this, request, fragment, target->ejectedError());
+    return true;
+  }
+  if (ask) {
+    target->sendAsking();
+  }
+  target->send(request->sent[fragment], request, fragment);
+  return true;
 }
 
 void Worker::markDirty(session::ClientSession* s) {
@@ -238,6 +439,7 @@ void Worker::onCheck() {
 
 void Worker::onPingTimer() {
   forEachBackend([](backend::BackendConn& conn) { conn.ping(); });
+  std::erase_if(retired_, [](const auto& conn) { return conn->fullyClosed(); });
 }
 
 void Worker::onStopRequested() {
@@ -246,7 +448,7 @@ void Worker::onStopRequested() {
   }
   draining_ = true;
   uv_close(reinterpret_cast<uv_handle_t*>(&listener_), nullptr);
-  drain_deadline_ms_ = monoMicros() / 1000 + context_.config.shutdown_timeout_ms;
+  drain_deadline_ms_ = monoMicros() / 1000 + config_->shutdown_timeout_ms;
   uv_timer_start(
       &drain_timer_, [](uv_timer_t* t) { static_cast<Worker*>(t->data)->onDrainTimer(); }, 0,
       kDrainPollMs);
@@ -274,7 +476,11 @@ void Worker::closeEverything() {
   for (session::ClientSession* s : sessions) {
     s->close("shutdown");
   }
+  dedicated_->shutdown();
   forEachBackend([](backend::BackendConn& conn) { conn.shutdown(); });
+  for (auto& conn : retired_) {
+    conn->shutdown();
+  }
   uv_timer_stop(&drain_timer_);
   uv_timer_stop(&ping_timer_);
   uv_close(reinterpret_cast<uv_handle_t*>(&drain_timer_), nullptr);
@@ -284,6 +490,11 @@ void Worker::closeEverything() {
   uv_idle_stop(&idle_);
   uv_close(reinterpret_cast<uv_handle_t*>(&idle_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&stop_async_), nullptr);
+  {
+    std::lock_guard<std::mutex> lock(mailbox_mu_);
+    closed_mailbox_ = true;
+  }
+  uv_close(reinterpret_cast<uv_handle_t*>(&mailbox_async_), nullptr);
 }
 
 }  // namespace sp::net

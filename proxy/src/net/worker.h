@@ -9,7 +9,10 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <string_view>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -21,10 +24,12 @@
 #include "resp/request_parser.h"
 #include "route/router.h"
 #include "session/pending_request.h"
+#include "session/slow_log.h"
 
 namespace sp::backend {
 class BackendConn;
-}
+class DedicatedPool;
+}  // namespace sp::backend
 namespace sp::session {
 class ClientSession;
 }
@@ -42,11 +47,22 @@ class Worker {
   void join();
   // Thread-safe: stop accepting, finish in-flight requests (up to shutdown_timeout_ms), exit.
   void requestStop();
+  // Thread-safe mailbox: runs fn on this worker's thread between loop iterations (never in the
+  // middle of a request). Work posted after the worker closed is dropped.
+  void post(std::function<void(Worker&)> fn);
+
+  // The worker thread (through post(), on reload): from now on use `config` and `topology`.
+  // Shards whose name, address, credentials, replicas and position are unchanged (and
+  // backend.connections with them) keep their connections; every other shard gets new
+  // connections for new requests while its old ones finish the requests already sent and then
+  // close (BackendConn::retire). Client connections are untouched; parser limits apply to clients
+  // accepted from now on, the other limits and timeouts at once.
+  void applyConfig(std::shared_ptr<const config::Config> config, route::TopologyPtr topology);
 
   int index() const { return index_; }
   uv_loop_t* loop() { return &loop_; }
   ProxyContext& context() { return context_; }
-  const config::Config& config() const { return context_.config; }
+  const config::Config& config() const { return *config_; }
   const route::Topology& topology() const { return *topology_; }
   WorkerStats& stats() { return stats_; }
   const WorkerStats& stats() const { return stats_; }
@@ -59,6 +75,11 @@ class Worker {
   std::string& scratchCommand() { return command_; }
   resp::RequestFrame& scratchFrame() { return frame_; }
   const resp::ParserLimits& parserLimits() const { return parser_limits_; }
+  session::SlowLog& slowLog() { return slow_log_; }
+  const session::SlowLog& slowLog() const { return slow_log_; }
+  uint64_t slowlogThresholdUs() const { return slowlog_threshold_us_; }
+  bool slowlogEnabled() const { return slowlog_enabled_; }
+  size_t retiredBackends() const { return retired_.size(); }  // draining after a reload
 
   // The shared read buffer: sessions with no partial request read into it, so an idle
   // connection owns no buffer.
@@ -75,12 +96,22 @@ class Worker {
   void forEachBackend(const std::function<void(backend::BackendConn&)>& fn);
   size_t backendConnsPerShard() const { return backends_.empty() ? 0 : backends_[0].size(); }
 
+  // Cluster mode: follows a -MOVED/-ASK reply by sending the request (fragment) again to the node
+  // it names, within backend.max_redirects. False when it was not followed: the caller delivers
+  // the reply as it is.
+  bool redirect(session::PendingRequest* request, uint32_t fragment, std::string_view reply);
+  // Cluster mode: asks the topology watcher for a CLUSTER SLOTS refresh soon.
+  void requestTopologyRefresh();
+
   void markDirty(session::ClientSession* s);
   void markDirty(backend::BackendConn* b);
   void markResume(session::ClientSession* s);  // re-process buffered input in the check phase
 
   void sessionClosed(session::ClientSession* s);
   size_t sessionCount() const { return sessions_.size(); }
+  const std::unordered_set<session::ClientSession*>& sessions() const { return sessions_; }
+  // Dedicated connections for transactions, blocking commands and subscribers.
+  backend::DedicatedPool& dedicated() { return *dedicated_; }
 
  private:
   static constexpr size_t kReadBufferSize = 64 * 1024;
@@ -91,16 +122,28 @@ class Worker {
   void onStopRequested();
   void onDrainTimer();
   void onPingTimer();
+  void onMailbox();
   void closeEverything();
+  // Connections for shard s of `topology` (not started).
+  void buildShard(const route::Topology& topology, size_t s,
+                  std::vector<std::unique_ptr<backend::BackendConn>>* primaries,
+                  std::vector<std::unique_ptr<backend::BackendConn>>* replicas);
+  void applyLimits();  // parser limits and slow log from config_
+  void startPingTimer();
 
   int index_;
   ProxyContext& context_;
   int listen_fd_;
+  std::shared_ptr<const config::Config> config_;
   route::TopologyPtr topology_;
   uv_loop_t loop_{};
   uv_tcp_t listener_{};
   uv_check_t check_{};
   uv_async_t stop_async_{};
+  uv_async_t mailbox_async_{};
+  std::mutex mailbox_mu_;
+  std::vector<std::function<void(Worker&)>> mailbox_;  // guarded by mailbox_mu_
+  bool closed_mailbox_ = false;                        // guarded by mailbox_mu_
   uv_timer_t drain_timer_{};
   uv_timer_t ping_timer_{};
   uv_idle_t idle_{};  // keeps the loop from blocking while deferred work remains
@@ -119,11 +162,19 @@ class Worker {
   std::string command_;
   resp::RequestFrame frame_;
   resp::ParserLimits parser_limits_;
+  session::SlowLog slow_log_;
+  uint64_t slowlog_threshold_us_ = 0;
+  bool slowlog_enabled_ = false;
+  uint32_t ping_interval_ms_ = 0;
   std::unique_ptr<char[]> read_buffer_;
+  std::unique_ptr<backend::DedicatedPool> dedicated_;
 
   std::vector<std::vector<std::unique_ptr<backend::BackendConn>>> backends_;  // [shard][i]
   std::vector<std::vector<std::unique_ptr<backend::BackendConn>>> replicas_;  // [shard][replica]
   std::vector<size_t> read_turn_;  // [shard] rotation over read candidates
+  std::vector<std::unique_ptr<backend::BackendConn>> retired_;  // draining; freed once closed
+  // Cluster mode: connections to nodes a redirect named before the topology listed them.
+  std::unordered_map<std::string, std::unique_ptr<backend::BackendConn>> extra_nodes_;
   std::unordered_set<session::ClientSession*> sessions_;
   std::vector<session::ClientSession*> dirty_sessions_;
   std::vector<backend::BackendConn*> dirty_backends_;

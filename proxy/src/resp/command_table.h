@@ -25,14 +25,28 @@ enum CommandFlag : uint32_t {
   kCmdNoKeys = 1u << 8,       // takes no key at all
   kCmdMovableKeys = 1u << 9,  // key positions depend on the arguments (EVAL numkeys, ...)
   kCmdContainer = 1u << 10,   // has subcommands (CLIENT, OBJECT, XINFO, ...)
+  kCmdProxy = 1u << 11,       // the proxy's own command (PROXY ...), not a Redis one
+  kCmdFanout = 1u << 12,      // whole-keyspace: sent to every shard and merged (see MergeRule)
+  kCmdSession = 1u << 13,     // served by the session's state (MULTI, SUBSCRIBE, AUTH, HELLO, ...)
 };
 
-// How the replies of a split command's fragments become one reply.
+// How the replies of a split (or fanned-out) command's fragments become one reply.
 enum class MergeRule : uint8_t {
   kNone,
   kArrayInKeyOrder,  // MGET: elements placed back in the order of the request's keys
-  kSumIntegers,      // DEL, UNLINK, EXISTS, TOUCH
-  kAllOk,            // MSET: +OK when every fragment answered +OK, else the first error
+  kSumIntegers,      // DEL, UNLINK, EXISTS, TOUCH; DBSIZE
+  kAllOk,            // MSET: +OK when every fragment answered +OK, else the first error; FLUSHALL
+  // Fan-out rules (kCmdFanout), merged by session/keyspace_fanout.cc:
+  kConcatArrays,   // KEYS: the shards' arrays, concatenated
+  kUnionArrays,    // PUBSUB CHANNELS: concatenated, duplicates dropped
+  kRandomNonNull,  // RANDOMKEY: a non-nil reply, from a shard picked at random
+  kAllEqual,       // SCRIPT LOAD, FUNCTION LOAD: the common reply (an error if they differ)
+  kMinInteger,     // LASTSAVE
+  kAndIntegers,    // SCRIPT EXISTS: element-wise, 1 only where every shard has 1
+  kSumPairs,       // PUBSUB NUMSUB: [name, count, ...] with the counts summed
+  kFirstShard,     // TIME, FUNCTION LIST: sent to the first shard only
+  kScanCursor,     // SCAN: one shard, named by the cursor; the reply's cursor re-encoded
+  kPubSubAck,      // (P|S)(UN)SUBSCRIBE: the reply is the proxy's own, once every shard confirmed
 };
 
 // Redis 7 key specifications (COMMAND INFO "key specs"), reduced to what routing needs.

@@ -4,10 +4,13 @@
 namespace sp::route {
 
 void planRoute(const resp::CommandInfo& cmd, std::span<const std::string_view> args,
-               std::span<const uint32_t> keys, const Topology& topology, RoutePlan* plan) {
+               std::span<const uint32_t> keys, const Topology& topology, RoutePlan* plan,
+               bool by_slot) {
   plan->key_shard.clear();
   plan->fragment_of.clear();
   plan->fragment_shard.clear();
+  plan->key_slot.clear();
+  plan->fragment_slot.clear();
   if (keys.empty()) {
     plan->kind = RouteKind::kNoKeys;
     plan->shard = 0;
@@ -23,6 +26,32 @@ void planRoute(const resp::CommandInfo& cmd, std::span<const std::string_view> a
       }
     }
     plan->kind = RouteKind::kSingle;
+    return;
+  }
+  if (by_slot) {
+    bool one_slot = true;
+    for (uint32_t k : keys) {
+      const uint16_t slot = keySlot(args[k]);
+      plan->key_slot.push_back(slot);
+      plan->key_shard.push_back(topology.shardOfSlot(slot));
+      one_slot = one_slot && slot == first_slot;
+    }
+    if (one_slot) {
+      plan->kind = RouteKind::kSingle;
+      return;
+    }
+    plan->kind = RouteKind::kSplit;
+    for (uint16_t slot : plan->key_slot) {
+      uint16_t fragment = 0;
+      while (fragment < plan->fragment_slot.size() && plan->fragment_slot[fragment] != slot) {
+        ++fragment;
+      }
+      if (fragment == plan->fragment_slot.size()) {
+        plan->fragment_slot.push_back(slot);
+        plan->fragment_shard.push_back(topology.shardOfSlot(slot));
+      }
+      plan->fragment_of.push_back(fragment);
+    }
     return;
   }
   bool one_shard = true;

@@ -25,11 +25,16 @@ struct RoutePlan {
   std::vector<uint16_t> key_shard;       // kSplit: shard of each key group (in key order)
   std::vector<uint16_t> fragment_of;     // kSplit: fragment index of each key group
   std::vector<uint16_t> fragment_shard;  // kSplit: shard of each fragment, in first-seen order
+  std::vector<uint16_t> key_slot;        // kSplit by slot: slot of each key group
+  std::vector<uint16_t> fragment_slot;   // kSplit by slot: slot of each fragment
 };
 
 // `keys` are the argument indexes of the keys (resp::extractKeys). For split commands with
 // args_per_key > 1 (MSET), each key index starts a group of that many arguments.
+// by_slot (cluster mode): a split command gets one fragment per slot rather than per shard,
+// because a Redis Cluster node refuses multi-key commands across slots.
 void planRoute(const resp::CommandInfo& cmd, std::span<const std::string_view> args,
-               std::span<const uint32_t> keys, const Topology& topology, RoutePlan* plan);
+               std::span<const uint32_t> keys, const Topology& topology, RoutePlan* plan,
+               bool by_slot = false);
 
 }  // namespace sp::route

@@ -13,6 +13,7 @@
 #include "resp/encoder.h"
 #include "session/fanout.h"
 #include "session/local_commands.h"
+#include "session/request_observer.h"
 
 namespace sp::session {
 namespace {
@@ -27,23 +28,6 @@ std::string commandLabel(std::string_view name) {
   return out;
 }
 
-bool isBlockingRead(const resp::CommandInfo& cmd, std::span<const std::string_view> args) {
-  if (cmd.name != "xread" && cmd.name != "xreadgroup") {
-    return false;
-  }
-  for (size_t i = 1; i < args.size(); ++i) {
-    std::string_view a = args[i];
-    if (a.size() == 5 && (a[0] | 0x20) == 'b' && (a[1] | 0x20) == 'l' && (a[2] | 0x20) == 'o' &&
-        (a[3] | 0x20) == 'c' && (a[4] | 0x20) == 'k') {
-      return true;
-    }
-    if (a.size() == 7 && (a[0] | 0x20) == 's' && (a[1] | 0x20) == 't') {
-      break;  // STREAMS: the rest are keys and ids
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
 ClientSession::ClientSession(net::Worker& worker, uint64_t id)
@@ -53,6 +37,7 @@ ClientSession::ClientSession(net::Worker& worker, uint64_t id)
 
 void ClientSession::start() {
   uv_tcp_nodelay(&tcp_, 1);
+  SessionState::onAccept(*this);  // clients that must AUTH first
   reading_ = true;
   uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &ClientSession::onAllocCb,
                 &ClientSession::onReadCb);
@@ -129,7 +114,12 @@ size_t ClientSession::processInput(std::string_view data) {
       protocolError();
       return data.size();
     }
+    deferred_ = false;
     dispatch(frame, data.substr(offset, consumed));
+    if (deferred_) {
+      updateReading();
+      break;  // not consumed
+    }
     offset += consumed;
   }
   return offset;
@@ -141,9 +131,23 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
     return;
   }
   net::WorkerStats& stats = worker_.stats();
-  stats.commands.add();
   const resp::CommandTable& table = resp::CommandTable::instance();
   const resp::CommandInfo* cmd = table.resolve(args);
+  // Connection state (AUTH, MULTI, SUBSCRIBE, dedicated connections) and the commands that
+  // need it: session_state.h. A deferred request is offered again once the FIFO is empty.
+  if (state_ != nullptr || SessionState::wanted(cmd, worker_.config())) {
+    const SessionState::Verdict verdict = SessionState::dispatch(*this, frame, raw, cmd);
+    if (verdict == SessionState::Verdict::kDefer) {
+      deferred_ = true;
+      return;
+    }
+    stats.commands.add();
+    if (verdict == SessionState::Verdict::kHandled) {
+      return;
+    }
+  } else {
+    stats.commands.add();
+  }
   if (cmd == nullptr) {
     std::string err = "-ERR unknown command '";
     err.append(args[0].substr(0, 128));
@@ -175,7 +179,7 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
     refuse("-ERR wrong number of arguments for '" + commandLabel(cmd->name) + "' command\r\n");
     return;
   }
-  if (cmd->has(resp::kCmdUnsupported) || isBlockingRead(*cmd, args)) {
+  if (cmd->has(resp::kCmdUnsupported)) {
     refuse("-ERR command '" + commandLabel(cmd->name) + "' is not supported by shardproxy\r\n");
     return;
   }
@@ -184,6 +188,10 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
     std::string reply;
     bool close_after = false;
     runLocalCommand(*this, *cmd, args, &reply, &close_after);
+    if (reply.empty() && !close_after) {
+      return;  // answered later, through deferReply() (PROXY RELOAD)
+    }
+    observeImmediate(stats, cmd, replyResult(reply));
     replyNow(reply, close_after);
     return;
   }
@@ -194,7 +202,7 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
     return;
   }
   route::RoutePlan& plan = worker_.scratchPlan();
-  route::planRoute(*cmd, args, keys, worker_.topology(), &plan);
+  route::planRoute(*cmd, args, keys, worker_.topology(), &plan, worker_.config().cluster_mode);
   if (plan.kind == route::RouteKind::kCrossSlot) {
     refuse("-CROSSSLOT Keys in request don't hash to the same slot\r\n");
     return;
@@ -203,11 +211,13 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
   request->owner = this;
   request->start_ns = monoNanos();
   request->shard = plan.shard;
+  request->cmd = cmd;
   fifo_.push(request);
   if (plan.kind == route::RouteKind::kSplit) {
     stats.commands_split.add();
     sendSplit(worker_, id_, request, *cmd, args, keys, plan);
     if (request->done) {
+      observeCompletion(worker_, *request, request->reply);  // every fragment failed at once
       drainCompleted();
     }
     return;
@@ -220,14 +230,17 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
     return;
   }
   request->outstanding = 1;
+  std::string_view bytes = raw;
   if (frame.is_inline) {
     std::string& command = worker_.scratchCommand();
     command.clear();
     resp::appendCommand(command, args);
-    conn.send(command, request, 0);
-  } else {
-    conn.send(raw, request, 0);
+    bytes = command;
   }
+  if (worker_.config().cluster_mode) {
+    request->sent.emplace_back(bytes);  // kept to follow a MOVED/ASK redirect
+  }
+  conn.send(bytes, request, 0);
 }
 
 void ClientSession::onBackendReply(net::Worker& worker, PendingRequest* request, uint32_t fragment,
@@ -235,6 +248,7 @@ void ClientSession::onBackendReply(net::Worker& worker, PendingRequest* request,
   ClientSession* owner = request->owner;
   if (request->merge == resp::MergeRule::kNone) {
     request->outstanding = 0;
+    observeCompletion(worker, *request, reply);
     if (owner == nullptr) {
       request->reset();
       worker.requests().release(request);
@@ -257,15 +271,27 @@ void ClientSession::onBackendReply(net::Worker& worker, PendingRequest* request,
     return;
   }
   if (owner == nullptr) {
+    observeCompletion(worker, *request, reply);
     request->reset();
     worker.requests().release(request);
     return;
   }
   mergeReplies(request);
+  observeCompletion(worker, *request, request->reply);
   request->done = true;
   if (owner->fifo_.front() == request) {
     owner->drainCompleted();
   }
+}
+
+PendingRequest* ClientSession::deferReply(const resp::CommandInfo* cmd) {
+  PendingRequest* request = worker_.requests().acquire();
+  request->owner = this;
+  request->start_ns = monoNanos();
+  request->cmd = cmd;
+  request->outstanding = 1;
+  fifo_.push(request);
+  return request;
 }
 
 void ClientSession::replyNow(std::string_view reply, bool close_after) {
@@ -289,11 +315,12 @@ void ClientSession::replyNow(std::string_view reply, bool close_after) {
 
 void ClientSession::refuse(std::string_view error_line) {
   worker_.stats().commands_refused.add();
+  observeImmediate(worker_.stats(), nullptr, net::RequestResult::kRefused);
   replyNow(error_line);
 }
 
 void ClientSession::protocolError() {
-  worker_.stats().protocol_errors_client.add();
+  worker_.stats().protocol_errors_client.add(parser_.error());
   const char* message = resp::errorMessage(parser_.error());
   if (worker_.logLimiter().allow()) {
     spdlog::info("worker {}: client {} protocol error ({}), closing", worker_.index(), id_,
@@ -353,7 +380,8 @@ size_t ClientSession::pendingOutput() const {
 }
 
 bool ClientSession::mayRead() const {
-  return fifo_.size() < worker_.config().limits.max_inflight_per_client &&
+  return !(deferred_ && !fifo_.empty()) &&
+         fifo_.size() < worker_.config().limits.max_inflight_per_client &&
          pendingOutput() < kOutputPauseBytes;
 }
 
@@ -462,6 +490,7 @@ void ClientSession::close(std::string_view why) {
     return;
   }
   closing_ = true;
+  worker_.stats().countClose(why);
   spdlog::trace("worker {}: client {} closed: {}", worker_.index(), id_, why);
   if (reading_) {
     reading_ = false;
@@ -474,6 +503,9 @@ void ClientSession::close(std::string_view why) {
     } else {
       releaseRequest(request);
     }
+  }
+  if (state_ != nullptr) {
+    state_->onClose();  // dedicated connections: after the FIFO, whose requests they may hold
   }
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &ClientSession::onCloseCb);
 }

@@ -18,13 +18,16 @@
 #include <uv.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "core/buffer.h"
+#include "core/clock.h"
 #include "core/intrusive_queue.h"
 #include "resp/request_parser.h"
 #include "session/pending_request.h"
+#include "session/session_state.h"
 
 namespace sp::net {
 class Worker;
@@ -52,6 +55,15 @@ class ClientSession {
   const std::string& name() const { return name_; }
   void setName(std::string_view name) { name_ = std::string(name); }
   net::Worker& worker() { return worker_; }
+  // Transactions, subscriptions, AUTH, dedicated connections: nullptr for a plain session.
+  SessionState* state() { return state_.get(); }
+  const SessionState* state() const { return state_.get(); }
+  uint64_t createdMicros() const { return created_us_; }
+
+  // For a local command answered later (PROXY RELOAD waits for the main thread): queues a
+  // request in this session's FIFO, to be completed on this worker's thread with
+  // onBackendReply(worker, request, 0, reply); the command then leaves its reply empty.
+  PendingRequest* deferReply(const resp::CommandInfo* cmd);
 
   // Completion entry for backend replies (and errors standing in for them). `request` may be
   // orphaned (its client gone), in which case it is only released once nothing refers to it.
@@ -92,8 +104,13 @@ class ClientSession {
   bool reading_ = false;
   bool input_stopped_ = false;      // QUIT or protocol error: ignore anything after it
   bool close_after_flush_ = false;  // close once the output is written
+  // The request at the front of the input waits for the FIFO to empty (SessionState lanes).
+  bool deferred_ = false;
+  std::unique_ptr<SessionState> state_;
+  const uint64_t created_us_ = monoMicros();
 
   friend class SessionAccess;
+  friend class SessionState;
 };
 
 }  // namespace sp::session

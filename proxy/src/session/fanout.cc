@@ -6,6 +6,7 @@
 #include "net/worker.h"
 #include "resp/encoder.h"
 #include "resp/reply_reader.h"
+#include "session/keyspace_fanout.h"
 
 namespace sp::session {
 
@@ -55,6 +56,10 @@ void sendSplit(net::Worker& worker, uint64_t client_id, PendingRequest* request,
         request->key_position[k] = position;
       }
       ++position;
+    }
+    if (worker.config().cluster_mode) {
+      request->sent.resize(fragments);
+      request->sent[f] = command;  // kept to follow a MOVED/ASK redirect
     }
     conn.send(command, request, static_cast<uint32_t>(f));
   }
@@ -138,9 +143,12 @@ void mergeReplies(PendingRequest* request) {
       request->reply = "+OK\r\n";
       return;
     case resp::MergeRule::kNone:
-      break;
+      SP_ASSERT(false && "mergeReplies on a request that is not split");
+      return;
+    default:
+      mergeFanoutReplies(request);  // whole-keyspace and pub/sub rules: keyspace_fanout.h
+      return;
   }
-  SP_ASSERT(false && "mergeReplies on a request that is not split");
 }
 
 }  // namespace sp::session

@@ -5,6 +5,8 @@
 
 #include "net/worker.h"
 #include "resp/encoder.h"
+#include "session/admin_commands.h"
+#include "session/client_commands.h"
 #include "session/client_session.h"
 
 namespace sp::session {
@@ -151,6 +153,10 @@ void runLocalCommand(ClientSession& session, const resp::CommandInfo& cmd,
       c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
     }
     resp::appendBulk(*reply, session.worker().context().info(section));
+  } else if (cmd.has(resp::kCmdProxy)) {
+    runAdminCommand(session, cmd, args, reply);
+  } else if (ClientCommands::run(session, cmd, args, reply, close_after)) {
+    // CLIENT INFO / LIST / KILL / NO-EVICT, CONFIG GET / RESETSTAT: client_commands.h
   } else {
     resp::appendError(*reply,
                       "ERR command '" + std::string(name) + "' is not supported by shardproxy");

@@ -21,11 +21,17 @@ struct PendingRequest {
   resp::MergeRule merge = resp::MergeRule::kNone;
   uint16_t shard = 0;  // shard of a routed request (first fragment's for a split)
   uint64_t start_ns = 0;
+  const resp::CommandInfo* cmd = nullptr;  // its command: metrics class and slow log entry
+  uint32_t merge_arg = 0;                  // kScanCursor: the shard count (keyspace_fanout.h)
   std::string reply;  // the reply, when it completes behind an unfinished request
   // Split requests: one reply per fragment; for MGET, where each key's value sits.
   std::vector<std::string> fragment_replies;
   std::vector<uint32_t> key_fragment;  // key i -> fragment
   std::vector<uint32_t> key_position;  // key i -> element index within that fragment's reply
+  // Cluster mode: the bytes sent for each fragment (index 0 for an unsplit request), kept so a
+  // MOVED or ASK reply can be followed by sending them again elsewhere.
+  std::vector<std::string> sent;
+  uint32_t redirects = 0;  // MOVED/ASK followed so far
 
   void reset() {
     owner = nullptr;
@@ -36,6 +42,8 @@ struct PendingRequest {
     merge = resp::MergeRule::kNone;
     shard = 0;
     start_ns = 0;
+    cmd = nullptr;
+    merge_arg = 0;
     reply.clear();
     if (reply.capacity() > (64u << 10)) {
       std::string().swap(reply);
@@ -46,14 +54,21 @@ struct PendingRequest {
     fragment_replies.clear();
     key_fragment.clear();
     key_position.clear();
+    for (auto& bytes : sent) {
+      bytes.clear();
+    }
+    sent.clear();
+    redirects = 0;
   }
 };
 
 // What a backend FIFO entry stands for: a client's request or one of the proxy's own commands.
 enum class OpKind : uint8_t {
-  kRequest,  // request != nullptr
-  kPing,     // health check (or the probe of an ejected shard)
-  kAuth,     // AUTH sent first on every (re)connect
+  kRequest,   // request != nullptr
+  kPing,      // health check (or the probe of an ejected shard)
+  kAuth,      // AUTH sent first on every (re)connect
+  kAsking,    // ASKING ahead of a request redirected by -ASK (cluster mode)
+  kReadOnly,  // READONLY on a cluster replica connection, so it serves reads
 };
 
 // An entry in a backend connection's FIFO of requests sent.

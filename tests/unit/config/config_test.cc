@@ -42,9 +42,21 @@ TEST(ConfigDefaultsTest, ProxyYamlDocumentsTheStructDefaults) {
   EXPECT_EQ(loaded.backend_username, d.backend_username);
   EXPECT_EQ(loaded.backend_password, d.backend_password);
   EXPECT_TRUE(loaded.sentinel.addresses.empty());
+  EXPECT_EQ(loaded.cluster_mode, d.cluster_mode);
+  EXPECT_TRUE(loaded.cluster_seeds.empty());
+  EXPECT_EQ(loaded.cluster_refresh_ms, d.cluster_refresh_ms);
+  EXPECT_EQ(loaded.max_redirects, d.max_redirects);
   EXPECT_EQ(loaded.sentinel.master_name_prefix, d.sentinel.master_name_prefix);
   EXPECT_EQ(loaded.shutdown_timeout_ms, d.shutdown_timeout_ms);
   EXPECT_EQ(loaded.log_level, d.log_level);
+  EXPECT_EQ(loaded.metrics_listen, d.metrics_listen);
+  EXPECT_EQ(loaded.slowlog_threshold_us, d.slowlog_threshold_us);
+  EXPECT_EQ(loaded.slowlog_max_len, d.slowlog_max_len);
+  EXPECT_EQ(loaded.auth.password, d.auth.password);
+  EXPECT_TRUE(loaded.auth.users.empty());
+  EXPECT_FALSE(loaded.auth.required());
+  EXPECT_EQ(loaded.deny_commands, d.deny_commands);
+  EXPECT_EQ(loaded.allow_config_set, d.allow_config_set);
   EXPECT_EQ(loaded.limits.max_bulk_len, d.limits.max_bulk_len);
   EXPECT_EQ(loaded.limits.max_array_len, d.limits.max_array_len);
   EXPECT_EQ(loaded.limits.max_inline_len, d.limits.max_inline_len);
@@ -93,6 +105,10 @@ TEST(ConfigDefaultsTest, ProxyYamlListsEveryKey) {
                           "replicas:",
                           "sentinel:",
                           "master_name_prefix:",
+                          "mode:",
+                          "cluster_seeds:",
+                          "cluster_refresh_ms:",
+                          "max_redirects:",
                           "limits:",
                           "max_bulk_len:",
                           "max_array_len:",
@@ -101,7 +117,17 @@ TEST(ConfigDefaultsTest, ProxyYamlListsEveryKey) {
                           "client_output_buffer:",
                           "max_clients:",
                           "shutdown_timeout_ms:",
-                          "log_level:"}) {
+                          "log_level:",
+                          "metrics:",
+                          "threshold_us:",
+                          "max_len:",
+                          "slowlog:",
+                          "auth:",
+                          "users:",
+                          "read_only:",
+                          "admin:",
+                          "deny_commands:",
+                          "allow_config_set:"}) {
     EXPECT_NE(text.find(key), std::string::npos) << key;
   }
 }

@@ -217,3 +217,46 @@ TEST(ValidatorTest, AllLogLevels) {
 
 }  // namespace
 }  // namespace sp::config
+
+namespace sp::config {
+namespace {
+
+TEST(ClusterModeConfigTest, SeedsRequiredAndShardsRefused) {
+  Config c;
+  auto errors = loadAndValidateYaml("backend:\n  mode: cluster\n", &c);
+  ASSERT_FALSE(errors.empty());
+  EXPECT_EQ(errors[0].path, "backend.cluster_seeds");
+  errors = loadAndValidateYaml(
+      "backend:\n  mode: cluster\n  cluster_seeds: [127.0.0.1:7000]\nshards:\n"
+      "  - address: 127.0.0.1:7001\n",
+      &c);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].path, "shards");
+  Config ok;
+  errors =
+      loadAndValidateYaml("backend:\n  mode: cluster\n  cluster_seeds: [127.0.0.1:7000]\n", &ok);
+  EXPECT_TRUE(errors.empty());
+  EXPECT_TRUE(ok.cluster_mode);
+  ASSERT_EQ(ok.cluster_seeds.size(), 1u);
+  EXPECT_EQ(ok.cluster_seeds[0].port, 7000);
+}
+
+TEST(ClusterModeConfigTest, BadModeNamesThePath) {
+  Config c;
+  auto errors = loadAndValidateYaml("backend:\n  mode: sharded\nshards:\n  - address: a:1\n", &c);
+  ASSERT_FALSE(errors.empty());
+  EXPECT_EQ(errors[0].toString(), "backend.mode: expected static or cluster, got 'sharded'");
+}
+
+TEST(ClusterModeConfigTest, ClusterFlagSelectsClusterMode) {
+  const char* argv[] = {"shardproxy", "--cluster", "127.0.0.1:7000,127.0.0.1:7001"};
+  CommandLine cmdline;
+  ASSERT_TRUE(parseCommandLine(3, argv, &cmdline).empty());
+  Config c;
+  EXPECT_TRUE(buildConfig(cmdline, &c).empty());
+  EXPECT_TRUE(c.cluster_mode);
+  EXPECT_EQ(c.cluster_seeds.size(), 2u);
+}
+
+}  // namespace
+}  // namespace sp::config

@@ -174,8 +174,9 @@ TEST(SteadyStateAllocTest, WarmedUpPipelineAllocatesNothing) {
   shard_config.name = "s0";
   shard_config.host = "127.0.0.1";
   shard_config.port = shard.port();
-  context.config.shards.push_back(shard_config);
-  context.topology = route::Topology::evenSplit({{"s0", "127.0.0.1", shard.port()}});
+  auto config = std::make_shared<config::Config>();
+  config->shards.push_back(shard_config);
+  context.publish(config, route::Topology::evenSplit({{"s0", "127.0.0.1", shard.port()}}));
   std::string error;
   uint16_t port = 0;
   int fd = bindListenSocket("127.0.0.1", 0, &port, &error);

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -263,9 +264,14 @@ TEST(CommandTableTest, ExtractKeysAppends) {
 // ---- the policy overlaid by the generator ----
 
 TEST(CommandTableTest, HasEveryRedis70Command) {
-  // redis-server 7.0.15: COMMAND COUNT is 240, with 126 subcommands nested in them.
-  EXPECT_EQ(table().commands().size(), 240u);
-  EXPECT_EQ(allEntries().size(), 240u + 126u);
+  // redis-server 7.0.15: COMMAND COUNT is 240, with 126 subcommands nested in them; the proxy adds
+  // its own PROXY command (kCmdProxy) with 7 subcommands.
+  EXPECT_EQ(table().commands().size(), 240u + 1u);
+  EXPECT_EQ(allEntries().size(), 240u + 126u + 1u + 7u);
+  const std::vector<const CommandInfo*> entries = allEntries();
+  EXPECT_EQ(std::count_if(entries.begin(), entries.end(),
+                          [](const CommandInfo* c) { return c->has(kCmdProxy); }),
+            8);
   std::string_view prev;
   for (const CommandInfo& c : table().commands()) {
     EXPECT_LT(prev, c.name);
@@ -291,7 +297,9 @@ TEST(CommandTableTest, SplitCommandsHaveTheirMergeRule) {
     auto it = expected.find(c->name);
     if (it == expected.end()) {
       EXPECT_FALSE(c->has(kCmdSplit)) << c->name;
-      EXPECT_EQ(c->merge, MergeRule::kNone) << c->name;
+      if (!c->has(kCmdFanout)) {
+        EXPECT_EQ(c->merge, MergeRule::kNone) << c->name;
+      }
       continue;
     }
     EXPECT_TRUE(c->has(kCmdSplit)) << c->name;
@@ -315,7 +323,22 @@ TEST(CommandTableTest, LocalCommandsAreExactlyTheListedOnes) {
                                                "client",
                                                "client|setname",
                                                "client|getname",
-                                               "client|id"};
+                                               "client|id",
+                                               "client|info",
+                                               "client|list",
+                                               "client|kill",
+                                               "client|no-evict",
+                                               "config",
+                                               "config|get",
+                                               "config|resetstat",
+                                               "proxy",
+                                               "proxy|info",
+                                               "proxy|shards",
+                                               "proxy|slots",
+                                               "proxy|config",
+                                               "proxy|slowlog",
+                                               "proxy|reload",
+                                               "proxy|help"};
   std::set<std::string_view> local;
   for (const CommandInfo* c : allEntries()) {
     if (c->has(kCmdLocal)) {
@@ -327,43 +350,65 @@ TEST(CommandTableTest, LocalCommandsAreExactlyTheListedOnes) {
 
 TEST(CommandTableTest, ClassesAreConsistent) {
   for (const CommandInfo* c : allEntries()) {
-    const int classes = c->has(kCmdLocal) + c->has(kCmdSplit) + c->has(kCmdUnsupported);
+    const int classes = c->has(kCmdLocal) + c->has(kCmdSplit) + c->has(kCmdUnsupported) +
+                        c->has(kCmdFanout) + c->has(kCmdSession);
     EXPECT_LE(classes, 1) << c->name;
-    EXPECT_EQ(c->has(kCmdNoKeys), c->key_specs.empty() && c->first_key == 0) << c->name;
-    // The proxy does not fan out keyless commands: each is answered locally or refused.
+    // PUBLISH / SPUBLISH route by their channel, as if it were a key.
+    const bool channel_key = c->name == "publish" || c->name == "spublish";
+    EXPECT_EQ(c->has(kCmdNoKeys), c->key_specs.empty() && c->first_key == 0 && !channel_key)
+        << c->name;
+    // Keyless commands are answered locally, fanned out, served by the session or refused.
     if (c->has(kCmdNoKeys) && !c->has(kCmdLocal)) {
-      EXPECT_TRUE(c->has(kCmdUnsupported)) << c->name;
+      EXPECT_TRUE(c->has(kCmdUnsupported) || c->has(kCmdFanout) || c->has(kCmdSession)) << c->name;
     }
-    // Blocking commands are refused, but XREAD/XREADGROUP (blocking only with BLOCK).
-    if (c->has(kCmdBlocking) && c->name != "xread" && c->name != "xreadgroup") {
-      EXPECT_TRUE(c->has(kCmdUnsupported)) << c->name;
-    }
-    if (c->has(kCmdPubSub)) {
-      EXPECT_TRUE(c->has(kCmdUnsupported)) << c->name;
+    // Fan-out commands say how their replies merge.
+    EXPECT_EQ(c->has(kCmdFanout), c->has(kCmdFanout) && c->merge != MergeRule::kNone) << c->name;
+    // Pub/sub: subscriptions are the session's, PUBLISH routed, PUBSUB fanned out.
+    if (c->has(kCmdPubSub) && !channel_key) {
+      EXPECT_TRUE(c->has(kCmdSession) || c->has(kCmdFanout) || c->has(kCmdUnsupported)) << c->name;
     }
   }
-  for (std::string_view name : {"multi",       "exec",         "discard",       "watch",
-                                "unwatch",     "blpop",        "brpop",         "brpoplpush",
-                                "blmove",      "blmpop",       "bzpopmin",      "bzpopmax",
-                                "bzmpop",      "wait",         "subscribe",     "psubscribe",
-                                "unsubscribe", "punsubscribe", "ssubscribe",    "sunsubscribe",
-                                "publish",     "spublish",     "pubsub",        "pubsub|channels",
-                                "config",      "config|get",   "shutdown",      "debug",
-                                "monitor",     "sync",         "psync",         "replicaof",
-                                "slaveof",     "save",         "bgsave",        "bgrewriteaof",
-                                "failover",    "cluster",      "cluster|slots", "readonly",
-                                "readwrite",   "asking",       "auth",          "hello",
-                                "reset",       "acl",          "module",        "script",
-                                "script|load", "function",     "function|load", "swapdb",
-                                "move",        "migrate",      "lastsave",      "latency",
-                                "lolwut",      "memory",       "memory|stats",  "object",
-                                "object|help", "slowlog",      "dbsize",        "keys",
-                                "scan",        "randomkey",    "flushdb",       "flushall",
-                                "time",        "role",         "replconf",      "client|list",
-                                "client|kill", "command|help"}) {
+  for (std::string_view name :
+       {"shutdown",   "debug",        "monitor",       "sync",           "psync",
+        "replicaof",  "slaveof",      "save",          "bgsave",         "bgrewriteaof",
+        "failover",   "cluster",      "cluster|slots", "readonly",       "readwrite",
+        "asking",     "acl",          "module",        "script",         "function",
+        "swapdb",     "move",         "migrate",       "latency",        "lolwut",
+        "memory",     "memory|stats", "object",        "object|help",    "slowlog",
+        "role",       "replconf",     "pubsub",        "config|rewrite", "command|help",
+        "script|kill"}) {
     const CommandInfo* c = entry(name);
     ASSERT_NE(c, nullptr) << name;
     EXPECT_TRUE(c->has(kCmdUnsupported)) << name;
+  }
+  for (std::string_view name :
+       {"multi", "exec", "discard", "watch", "unwatch", "subscribe", "psubscribe", "unsubscribe",
+        "punsubscribe", "ssubscribe", "sunsubscribe", "auth", "hello", "reset", "wait"}) {
+    const CommandInfo* c = entry(name);
+    ASSERT_NE(c, nullptr) << name;
+    EXPECT_TRUE(c->has(kCmdSession)) << name;
+  }
+  const std::map<std::string_view, MergeRule> fanout = {
+      {"dbsize", MergeRule::kSumIntegers},     {"keys", MergeRule::kConcatArrays},
+      {"scan", MergeRule::kScanCursor},        {"randomkey", MergeRule::kRandomNonNull},
+      {"flushall", MergeRule::kAllOk},         {"flushdb", MergeRule::kAllOk},
+      {"lastsave", MergeRule::kMinInteger},    {"time", MergeRule::kFirstShard},
+      {"script|load", MergeRule::kAllEqual},   {"script|exists", MergeRule::kAndIntegers},
+      {"pubsub|numsub", MergeRule::kSumPairs}, {"pubsub|channels", MergeRule::kUnionArrays},
+      {"function|load", MergeRule::kAllEqual}, {"config|set", MergeRule::kAllOk},
+  };
+  for (const auto& [name, rule] : fanout) {
+    const CommandInfo* c = entry(name);
+    ASSERT_NE(c, nullptr) << name;
+    EXPECT_TRUE(c->has(kCmdFanout)) << name;
+    EXPECT_EQ(c->merge, rule) << name;
+  }
+  // Blocking commands are routed by key (on a dedicated connection at run time).
+  for (std::string_view name : {"blpop", "brpop", "brpoplpush", "blmove", "blmpop", "bzpopmin",
+                                "bzpopmax", "bzmpop", "publish", "spublish"}) {
+    const CommandInfo* c = entry(name);
+    ASSERT_NE(c, nullptr) << name;
+    EXPECT_FALSE(c->has(kCmdUnsupported) || c->has(kCmdLocal) || c->has(kCmdNoKeys)) << name;
   }
   for (std::string_view name : {"get",           "set",
                                 "eval",          "evalsha",
@@ -556,11 +601,18 @@ TEST(CommandTableTest, MatchesLiveRedisServer) {
   if (info.find("redis_version:7.0.") == std::string::npos) {
     GTEST_SKIP() << "the table is generated from redis 7.0";
   }
-  EXPECT_EQ(redis.call({"COMMAND", "COUNT"}),
-            ":" + std::to_string(table().commands().size()) + "\r\n");
+  // The proxy's own PROXY entries (kCmdProxy) are not the server's.
+  const std::vector<const CommandInfo*> entries = allEntries();
+  const auto proxy_entries = std::count_if(entries.begin(), entries.end(),
+                                           [](const CommandInfo* c) { return c->has(kCmdProxy); });
+  const auto proxy_top = std::count_if(table().commands().begin(), table().commands().end(),
+                                       [](const CommandInfo& c) { return c.has(kCmdProxy); });
+  EXPECT_EQ(
+      redis.call({"COMMAND", "COUNT"}),
+      ":" + std::to_string(table().commands().size() - static_cast<size_t>(proxy_top)) + "\r\n");
   // COMMAND LIST names every command and subcommand ("object|encoding").
   const std::vector<std::string> names = stringElements(redis.call({"COMMAND", "LIST"}));
-  EXPECT_EQ(names.size(), allEntries().size());
+  EXPECT_EQ(names.size(), entries.size() - static_cast<size_t>(proxy_entries));
   for (const std::string& name : names) {
     const size_t bar = name.find('|');
     const std::string_view n = name;
@@ -573,6 +625,9 @@ TEST(CommandTableTest, MatchesLiveRedisServer) {
   // Every entry's COMMAND INFO bytes are the server's, but for the order of a container's
   // subcommands (redis-server varies it from run to run; the generator sorts them).
   for (const CommandInfo* c : allEntries()) {
+    if (c->has(kCmdProxy)) {
+      continue;  // not a redis-server command
+    }
     const std::string reply = redis.call({"COMMAND", "INFO", c->name});
     if (c->subcommands.empty()) {
       EXPECT_EQ(reply, "*1\r\n" + std::string(c->info_resp)) << c->name;

@@ -107,3 +107,35 @@ TEST_F(RouterTest, EvalKeysMustShareASlot) {
 
 }  // namespace
 }  // namespace sp::route
+
+namespace sp::route {
+namespace {
+
+TEST_F(RouterTest, ClusterModeSplitsBySlotEvenOnOneShard) {
+  // Two keys of different slots on the same shard: one fragment each, since a cluster node
+  // answers CROSSSLOT to a multi-key command across slots.
+  std::string a = "k0";
+  std::string b;
+  for (int i = 1; b.empty(); ++i) {
+    std::string c = "k" + std::to_string(i);
+    if (topology_->shardOfKey(c) == topology_->shardOfKey(a) && keySlot(c) != keySlot(a)) {
+      b = c;
+    }
+  }
+  std::vector<std::string_view> args = {"MGET", a, b, a};
+  const resp::CommandInfo* cmd = resp::CommandTable::instance().resolve(args);
+  std::vector<uint32_t> keys;
+  ASSERT_TRUE(resp::extractKeys(*cmd, args, &keys));
+  RoutePlan by_shard;
+  planRoute(*cmd, args, keys, *topology_, &by_shard, false);
+  EXPECT_EQ(by_shard.kind, RouteKind::kSingle);
+  RoutePlan by_slot;
+  planRoute(*cmd, args, keys, *topology_, &by_slot, true);
+  ASSERT_EQ(by_slot.kind, RouteKind::kSplit);
+  EXPECT_EQ(by_slot.fragment_slot, (std::vector<uint16_t>{keySlot(a), keySlot(b)}));
+  EXPECT_EQ(by_slot.fragment_of, (std::vector<uint16_t>{0, 1, 0}));
+  EXPECT_EQ(by_slot.fragment_shard[0], by_slot.fragment_shard[1]);
+}
+
+}  // namespace
+}  // namespace sp::route

@@ -1,0 +1,422 @@
+// Drawing: axes with "nice" ticks, polylines, bars and a viridis colour scale.
+#include "svg_chart.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace sp::bench {
+namespace {
+
+constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+constexpr const char* kReferencePalette[] = {"#7f7f7f", "#bcbd22", "#17becf", "#8c564b",
+                                             "#e377c2", "#aec7e8", "#ffbb78", "#98df8a",
+                                             "#c5b0d5", "#c49c94", "#dbdb8d", "#9edae5"};
+constexpr const char* kFont = "font-family=\"DejaVu Sans, Arial, Helvetica, sans-serif\"";
+
+std::string fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f", v);
+  return buf;
+}
+
+std::string colorOf(const std::vector<ChartSeries>& series, size_t i) {
+  size_t ours = 0;
+  size_t refs = 0;
+  for (size_t k = 0; k < i; ++k) {
+    (series[k].reference ? refs : ours)++;
+  }
+  return series[i].reference ? kReferencePalette[refs % std::size(kReferencePalette)]
+                             : kPalette[ours % std::size(kPalette)];
+}
+
+// A tick step of 1, 2 or 5 x 10^k that gives about `target` ticks up to `max`.
+double niceStep(double max, int target) {
+  if (max <= 0) {
+    return 1;
+  }
+  const double raw = max / target;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double f = raw / mag;
+  const double nice = f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10;
+  return nice * mag;
+}
+
+double seriesMax(const ChartData& d) {
+  double m = 0;
+  for (const auto& s : d.series) {
+    for (const auto& v : s.values) {
+      if (v && std::isfinite(*v)) {
+        m = std::max(m, *v);
+      }
+    }
+  }
+  return m;
+}
+
+// Characters (UTF-8 code points), for estimating text widths.
+size_t codePoints(const std::string& text) {
+  size_t n = 0;
+  for (unsigned char c : text) {
+    n += (c & 0xC0) != 0x80 ? 1 : 0;
+  }
+  return n;
+}
+
+// Splits a label into lines of at most `width` characters at spaces.
+std::vector<std::string> wrap(const std::string& text, size_t width) {
+  std::vector<std::string> lines;
+  std::string line;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t space = text.find(' ', pos);
+    if (space == std::string::npos) {
+      space = text.size();
+    }
+    const std::string word = text.substr(pos, space - pos);
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      lines.push_back(line);
+      line.clear();
+    }
+    if (!line.empty()) {
+      line += ' ';
+    }
+    line += word;
+    pos = space + 1;
+  }
+  if (!line.empty()) {
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+struct Frame {
+  double width = 900;
+  double height = 500;
+  double left = 84;
+  double right = 250;
+  double top = 64;
+  double bottom = 80;
+  double plotW() const { return width - left - right; }
+  double plotH() const { return height - top - bottom; }
+};
+
+std::string header(const Frame& f, const std::string& title, const std::string& subtitle) {
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" + fmt(f.width) +
+         "\" height=\"" + fmt(f.height) + "\" viewBox=\"0 0 " + fmt(f.width) + " " + fmt(f.height) +
+         "\" " + kFont + ">\n";
+  out += "<rect x=\"0\" y=\"0\" width=\"" + fmt(f.width) + "\" height=\"" + fmt(f.height) +
+         "\" fill=\"#ffffff\"/>\n";
+  out += "<text x=\"" + fmt(f.left) + "\" y=\"26\" font-size=\"17\" font-weight=\"bold\" " +
+         "fill=\"#222\">" + xmlEscape(title) + "</text>\n";
+  if (!subtitle.empty()) {
+    out += "<text x=\"" + fmt(f.left) + "\" y=\"46\" font-size=\"12\" fill=\"#555\">" +
+           xmlEscape(subtitle) + "</text>\n";
+  }
+  return out;
+}
+
+// Y axis with grid lines from 0 to the rounded-up maximum; returns that maximum.
+double yAxis(std::string& out, const Frame& f, double max, const std::string& title) {
+  const double step = niceStep(max > 0 ? max : 1, 5);
+  const double top = std::max(step, std::ceil((max > 0 ? max : 1) * 1.05 / step) * step);
+  for (double v = 0; v <= top + step / 2; v += step) {
+    const double y = f.top + f.plotH() * (1 - v / top);
+    out += "<line x1=\"" + fmt(f.left) + "\" y1=\"" + fmt(y) + "\" x2=\"" +
+           fmt(f.left + f.plotW()) + "\" y2=\"" + fmt(y) +
+           "\" stroke=\"#e5e5e5\" stroke-width=\"1\"/>\n";
+    out += "<text x=\"" + fmt(f.left - 8) + "\" y=\"" + fmt(y + 4) +
+           "\" font-size=\"11\" text-anchor=\"end\" fill=\"#444\">" + shortNumber(v) + "</text>\n";
+  }
+  out += "<line x1=\"" + fmt(f.left) + "\" y1=\"" + fmt(f.top) + "\" x2=\"" + fmt(f.left) +
+         "\" y2=\"" + fmt(f.top + f.plotH()) + "\" stroke=\"#888\"/>\n";
+  out += "<line x1=\"" + fmt(f.left) + "\" y1=\"" + fmt(f.top + f.plotH()) + "\" x2=\"" +
+         fmt(f.left + f.plotW()) + "\" y2=\"" + fmt(f.top + f.plotH()) + "\" stroke=\"#888\"/>\n";
+  const double cy = f.top + f.plotH() / 2;
+  out += "<text x=\"18\" y=\"" + fmt(cy) + "\" font-size=\"12\" fill=\"#333\" " +
+         "text-anchor=\"middle\" transform=\"rotate(-90 18 " + fmt(cy) + ")\">" + xmlEscape(title) +
+         "</text>\n";
+  return top;
+}
+
+void xLabels(std::string& out, const Frame& f, const std::vector<std::string>& labels,
+             const std::vector<double>& xs, const std::string& title) {
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const auto lines = wrap(labels[i], labels.size() > 6 ? 12 : 22);
+    for (size_t l = 0; l < lines.size(); ++l) {
+      out += "<text x=\"" + fmt(xs[i]) + "\" y=\"" + fmt(f.top + f.plotH() + 18 + 13 * l) +
+             "\" font-size=\"11\" text-anchor=\"middle\" fill=\"#444\">" + xmlEscape(lines[l]) +
+             "</text>\n";
+    }
+  }
+  out += "<text x=\"" + fmt(f.left + f.plotW() / 2) + "\" y=\"" + fmt(f.height - 12) +
+         "\" font-size=\"12\" text-anchor=\"middle\" fill=\"#333\">" + xmlEscape(title) +
+         "</text>\n";
+}
+
+void legend(std::string& out, const Frame& f, const std::vector<ChartSeries>& series, bool bars) {
+  const double x = f.left + f.plotW() + 18;
+  double y = f.top + 4;
+  for (size_t i = 0; i < series.size(); ++i) {
+    const std::string color = colorOf(series, i);
+    if (bars) {
+      out += "<rect x=\"" + fmt(x) + "\" y=\"" + fmt(y - 9) + "\" width=\"14\" height=\"10\" " +
+             "fill=\"" + color + "\"" + (series[i].reference ? " fill-opacity=\"0.55\"" : "") +
+             "/>\n";
+    } else {
+      out += "<line x1=\"" + fmt(x) + "\" y1=\"" + fmt(y - 4) + "\" x2=\"" + fmt(x + 22) +
+             "\" y2=\"" + fmt(y - 4) + "\" stroke=\"" + color + "\" stroke-width=\"" +
+             (series[i].reference ? "1.5\" stroke-dasharray=\"5 3" : "2.5") + "\"/>\n";
+    }
+    const auto lines = wrap(series[i].name, 30);
+    for (size_t l = 0; l < lines.size(); ++l) {
+      out += "<text x=\"" + fmt(x + 28) + "\" y=\"" + fmt(y + 13 * l) +
+             "\" font-size=\"11\" fill=\"#333\">" + xmlEscape(lines[l]) + "</text>\n";
+    }
+    y += 8 + 13 * static_cast<double>(lines.size());
+  }
+}
+
+// Viridis, sampled at five stops and interpolated.
+std::string viridis(double t) {
+  static const double stops[5][3] = {
+      {68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {253, 231, 37}};
+  t = std::clamp(t, 0.0, 1.0) * 4;
+  const int i = std::min(3, static_cast<int>(t));
+  const double u = t - i;
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "#%02x%02x%02x",
+                static_cast<int>(stops[i][0] + (stops[i + 1][0] - stops[i][0]) * u),
+                static_cast<int>(stops[i][1] + (stops[i + 1][1] - stops[i][1]) * u),
+                static_cast<int>(stops[i][2] + (stops[i + 1][2] - stops[i][2]) * u));
+  return buf;
+}
+
+}  // namespace
+
+std::string xmlEscape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string shortNumber(double v) {
+  char buf[32];
+  const double a = std::fabs(v);
+  if (a >= 1e6) {
+    std::snprintf(buf, sizeof(buf), "%.3gM", v / 1e6);
+  } else if (a >= 1e4) {
+    std::snprintf(buf, sizeof(buf), "%.3gk", v / 1e3);
+  } else if (a >= 100 || v == std::floor(v)) {
+    std::snprintf(buf, sizeof(buf), "%.0f", v);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.3g", v);
+  }
+  return buf;
+}
+
+std::string lineChartSvg(const ChartData& d) {
+  Frame f;
+  std::string out = header(f, d.title, d.subtitle);
+  const double top = yAxis(out, f, seriesMax(d), d.y_title);
+  const size_t n = d.x_labels.size();
+  std::vector<double> xs;
+  for (size_t i = 0; i < n; ++i) {
+    xs.push_back(n == 1 ? f.left + f.plotW() / 2
+                        : f.left + 24 + (f.plotW() - 48) * static_cast<double>(i) / (n - 1));
+  }
+  xLabels(out, f, d.x_labels, xs, d.x_title);
+  // References first, so our lines are drawn on top.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t s = 0; s < d.series.size(); ++s) {
+      const ChartSeries& series = d.series[s];
+      if (series.reference != (pass == 0)) {
+        continue;
+      }
+      const std::string color = colorOf(d.series, s);
+      const std::string stroke = series.reference ? "stroke-width=\"1.5\" stroke-dasharray=\"5 3\" "
+                                                    "stroke-opacity=\"0.8\""
+                                                  : "stroke-width=\"2.5\"";
+      std::string points;
+      auto flush = [&] {
+        if (points.find(' ') != std::string::npos) {
+          out += "<polyline fill=\"none\" stroke=\"" + color + "\" " + stroke + " points=\"" +
+                 points + "\"/>\n";
+        }
+        points.clear();
+      };
+      for (size_t i = 0; i < n && i < series.values.size(); ++i) {
+        if (!series.values[i] || !std::isfinite(*series.values[i])) {
+          flush();
+          continue;
+        }
+        const double y = f.top + f.plotH() * (1 - *series.values[i] / top);
+        if (!points.empty()) {
+          points += ' ';
+        }
+        points += fmt(xs[i]) + "," + fmt(y);
+        out +=
+            "<circle cx=\"" + fmt(xs[i]) + "\" cy=\"" + fmt(y) + "\" r=\"" +
+            (series.reference ? "2" : "3.5") + "\" fill=\"" + color + "\"><title>" +
+            xmlEscape(series.name + " @ " + d.x_labels[i] + ": " + shortNumber(*series.values[i])) +
+            "</title></circle>\n";
+      }
+      flush();
+    }
+  }
+  legend(out, f, d.series, false);
+  out += "</svg>\n";
+  return out;
+}
+
+std::string barChartSvg(const ChartData& d) {
+  Frame f;
+  std::string out = header(f, d.title, d.subtitle);
+  const double top = yAxis(out, f, seriesMax(d), d.y_title);
+  const size_t n = d.x_labels.size();
+  const size_t k = std::max<size_t>(1, d.series.size());
+  const double group = f.plotW() / std::max<size_t>(1, n);
+  const double bar = std::min(40.0, group * 0.8 / k);
+  std::vector<double> xs;
+  for (size_t i = 0; i < n; ++i) {
+    xs.push_back(f.left + group * (i + 0.5));
+  }
+  xLabels(out, f, d.x_labels, xs, d.x_title);
+  const bool labels = n * k <= 24;
+  for (size_t s = 0; s < d.series.size(); ++s) {
+    const ChartSeries& series = d.series[s];
+    const std::string color = colorOf(d.series, s);
+    for (size_t i = 0; i < n && i < series.values.size(); ++i) {
+      if (!series.values[i] || !std::isfinite(*series.values[i])) {
+        continue;
+      }
+      const double v = *series.values[i];
+      const double h = f.plotH() * v / top;
+      const double x = xs[i] - bar * k / 2 + bar * s;
+      const double y = f.top + f.plotH() - h;
+      out += "<rect x=\"" + fmt(x + 1) + "\" y=\"" + fmt(y) + "\" width=\"" + fmt(bar - 2) +
+             "\" height=\"" + fmt(h) + "\" fill=\"" + color + "\"" +
+             (series.reference ? " fill-opacity=\"0.55\"" : "") + "><title>" +
+             xmlEscape(series.name + " / " + d.x_labels[i] + ": " + shortNumber(v)) +
+             "</title></rect>\n";
+      if (labels) {
+        out += "<text x=\"" + fmt(x + bar / 2) + "\" y=\"" + fmt(y - 3) +
+               "\" font-size=\"9\" text-anchor=\"middle\" fill=\"#333\">" + shortNumber(v) +
+               "</text>\n";
+      }
+    }
+  }
+  legend(out, f, d.series, true);
+  out += "</svg>\n";
+  return out;
+}
+
+std::string heatMapSvg(const HeatMapData& d) {
+  const double cell_w = 110;
+  const double cell_h = 56;
+  const double left = 120;
+  const double top = 100;
+  const double width = left + cell_w * d.cols.size() + 140;
+  const double height = top + cell_h * d.rows.size() + 70;
+  Frame f;
+  const double title_w = left + 9.6 * static_cast<double>(codePoints(d.title)) + 20;
+  const double subtitle_w = left + 6.4 * static_cast<double>(codePoints(d.subtitle)) + 20;
+  f.width = std::max({width, 520.0, title_w, subtitle_w});
+  f.height = height;
+  f.left = left;
+  std::string out = header(f, d.title, d.subtitle);
+  double lo = INFINITY;
+  double hi = -INFINITY;
+  for (const auto& row : d.values) {
+    for (const auto& v : row) {
+      if (v && std::isfinite(*v)) {
+        lo = std::min(lo, *v);
+        hi = std::max(hi, *v);
+      }
+    }
+  }
+  if (!(lo <= hi)) {
+    lo = 0;
+    hi = 1;
+  }
+  out += "<text x=\"" + fmt(left + cell_w * d.cols.size() / 2) + "\" y=\"" + fmt(top - 30) +
+         "\" font-size=\"12\" text-anchor=\"middle\" fill=\"#333\">" + xmlEscape(d.col_title) +
+         "</text>\n";
+  for (size_t c = 0; c < d.cols.size(); ++c) {
+    out += "<text x=\"" + fmt(left + cell_w * (c + 0.5)) + "\" y=\"" + fmt(top - 8) +
+           "\" font-size=\"12\" text-anchor=\"middle\" fill=\"#333\">" + xmlEscape(d.cols[c]) +
+           "</text>\n";
+  }
+  out += "<text x=\"16\" y=\"" + fmt(top - 8) + "\" font-size=\"12\" fill=\"#333\">" +
+         xmlEscape(d.row_title) + "</text>\n";
+  for (size_t r = 0; r < d.rows.size(); ++r) {
+    const double y = top + cell_h * r;
+    out += "<text x=\"" + fmt(left - 10) + "\" y=\"" + fmt(y + cell_h / 2 + 4) +
+           "\" font-size=\"12\" text-anchor=\"end\" fill=\"#333\">" + xmlEscape(d.rows[r]) +
+           "</text>\n";
+    for (size_t c = 0; c < d.cols.size(); ++c) {
+      const double x = left + cell_w * c;
+      std::optional<double> v;
+      if (r < d.values.size() && c < d.values[r].size()) {
+        v = d.values[r][c];
+      }
+      std::string note;
+      if (r < d.notes.size() && c < d.notes[r].size()) {
+        note = d.notes[r][c];
+      }
+      const bool has = v && std::isfinite(*v);
+      const double t = has ? (hi > lo ? (*v - lo) / (hi - lo) : 1.0) : 0;
+      const std::string fill = has ? viridis(t) : "#d9d9d9";
+      out += "<rect x=\"" + fmt(x) + "\" y=\"" + fmt(y) + "\" width=\"" + fmt(cell_w) +
+             "\" height=\"" + fmt(cell_h) + "\" fill=\"" + fill +
+             "\" stroke=\"#ffffff\" stroke-width=\"2\"/>\n";
+      const std::string ink = has && t < 0.6 ? "#ffffff" : "#222222";
+      const std::string text = has ? shortNumber(*v) : (note.empty() ? "—" : note);
+      out += "<text x=\"" + fmt(x + cell_w / 2) + "\" y=\"" + fmt(y + cell_h / 2 + 1) +
+             "\" font-size=\"14\" font-weight=\"bold\" text-anchor=\"middle\" fill=\"" + ink +
+             "\">" + xmlEscape(text) + "</text>\n";
+      if (has && !note.empty()) {
+        out += "<text x=\"" + fmt(x + cell_w / 2) + "\" y=\"" + fmt(y + cell_h / 2 + 17) +
+               "\" font-size=\"10\" text-anchor=\"middle\" fill=\"" + ink + "\">" +
+               xmlEscape(note) + "</text>\n";
+      }
+    }
+  }
+  // Colour legend.
+  const double lx = left + cell_w * d.cols.size() + 30;
+  const double lh = std::max(cell_h * d.rows.size(), 80.0);
+  for (int i = 0; i < 20; ++i) {
+    out += "<rect x=\"" + fmt(lx) + "\" y=\"" + fmt(top + lh * (19 - i) / 20.0) +
+           "\" width=\"16\" height=\"" + fmt(lh / 20.0 + 0.5) + "\" fill=\"" + viridis(i / 19.0) +
+           "\"/>\n";
+  }
+  out += "<text x=\"" + fmt(lx + 22) + "\" y=\"" + fmt(top + 10) + "\" font-size=\"11\">" +
+         shortNumber(hi) + "</text>\n";
+  out += "<text x=\"" + fmt(lx + 22) + "\" y=\"" + fmt(top + lh) + "\" font-size=\"11\">" +
+         shortNumber(lo) + "</text>\n";
+  out += "<text x=\"" + fmt(lx) + "\" y=\"" + fmt(top + lh + 20) + "\" font-size=\"11\">" +
+         xmlEscape(d.legend) + "</text>\n";
+  out += "</svg>\n";
+  return out;
+}
+
+}  // namespace sp::bench

@@ -1,0 +1,452 @@
+// Dedicated backend connections: connect, ordered ops, subscriber pushes, failure, idle pool.
+#include "backend/dedicated_conn.h"
+
+#include <netdb.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "backend/backend_conn.h"
+#include "core/assert.h"
+#include "net/worker.h"
+#include "resp/encoder.h"
+#include "resp/reply_reader.h"
+#include "session/client_session.h"
+
+namespace sp::backend {
+namespace {
+
+constexpr size_t kMinReadSpace = 16 * 1024;
+
+bool resolve(const std::string& host, uint16_t port, sockaddr_storage* out) {
+  std::memset(out, 0, sizeof(*out));
+  if (uv_ip4_addr(host.c_str(), port, reinterpret_cast<sockaddr_in*>(out)) == 0) {
+    return true;
+  }
+  if (uv_ip6_addr(host.c_str(), port, reinterpret_cast<sockaddr_in6*>(out)) == 0) {
+    return true;
+  }
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) {
+    return false;
+  }
+  std::memcpy(out, res->ai_addr, res->ai_addrlen);
+  if (res->ai_family == AF_INET) {
+    reinterpret_cast<sockaddr_in*>(out)->sin_port = htons(port);
+  } else {
+    reinterpret_cast<sockaddr_in6*>(out)->sin6_port = htons(port);
+  }
+  freeaddrinfo(res);
+  return true;
+}
+
+// A pub/sub message as redis-server 7 sends it in RESP2: ["message", channel, payload],
+// ["pmessage", pattern, channel, payload] or ["smessage", channel, payload].
+bool isPush(std::string_view reply) {
+  return reply.starts_with("*3\r\n$7\r\nmessage\r\n") ||
+         reply.starts_with("*4\r\n$8\r\npmessage\r\n") ||
+         reply.starts_with("*3\r\n$8\r\nsmessage\r\n");
+}
+
+bool sameAddress(const route::ShardAddress& a, const route::ShardAddress& b) {
+  return a.host == b.host && a.port == b.port && a.username == b.username &&
+         a.password == b.password;
+}
+
+}  // namespace
+
+DedicatedConn::DedicatedConn(net::Worker& worker, DedicatedPool& pool, uint16_t shard,
+                             route::ShardAddress address, Mode mode)
+    : worker_(worker), pool_(pool), shard_(shard), address_(std::move(address)), mode_(mode) {}
+
+void DedicatedConn::start() {
+  uv_tcp_init(worker_.loop(), &tcp_);
+  tcp_.data = this;
+  uv_timer_init(worker_.loop(), &timer_);
+  timer_.data = this;
+  open_handles_ = 2;
+  if (!address_.password.empty()) {
+    // AUTH goes first, ahead of whatever the owner queues while connecting.
+    std::string auth;
+    if (address_.username.empty()) {
+      resp::appendCommand(auth, std::array<std::string_view, 2>{"AUTH", address_.password});
+    } else {
+      resp::appendCommand(
+          auth, std::array<std::string_view, 3>{"AUTH", address_.username, address_.password});
+    }
+    out_.append(auth);
+    Op op;
+    op.auth = true;
+    ops_.push_back(op);
+  }
+  sockaddr_storage addr;
+  if (!resolve(address_.host, address_.port, &addr)) {
+    fail("cannot resolve host");
+    return;
+  }
+  connect_req_.data = this;
+  const int rc = uv_tcp_connect(&connect_req_, &tcp_, reinterpret_cast<const sockaddr*>(&addr),
+                                &DedicatedConn::onConnectCb);
+  if (rc != 0) {
+    fail(uv_strerror(rc));
+    return;
+  }
+  uv_timer_start(&timer_, &DedicatedConn::onTimerCb, worker_.config().backend_connect_timeout_ms,
+                 0);
+}
+
+void DedicatedConn::onConnectCb(uv_connect_t* req, int status) {
+  if (status == UV_ECANCELED) {
+    return;
+  }
+  static_cast<DedicatedConn*>(req->data)->onConnected(status);
+}
+
+void DedicatedConn::onConnected(int status) {
+  if (link_ != Link::kConnecting || closing_ || failed_) {
+    return;
+  }
+  uv_timer_stop(&timer_);
+  if (status < 0) {
+    fail(uv_strerror(status));
+    return;
+  }
+  link_ = Link::kUp;
+  uv_tcp_nodelay(&tcp_, 1);
+  uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &DedicatedConn::onAllocCb,
+                &DedicatedConn::onReadCb);
+  armTimer();
+  flush();
+}
+
+void DedicatedConn::send(std::string_view bytes, session::PendingRequest* request,
+                         uint32_t fragment, uint32_t replies, bool blocking) {
+  SP_ASSERT(!failed_ && !closing_ && replies > 0);
+  Op op;
+  op.request = request;
+  op.fragment = fragment;
+  op.remaining = replies;
+  op.blocking = blocking;
+  const bool was_empty = ops_.empty();
+  ops_.push_back(op);
+  out_.append(bytes);
+  if (link_ == Link::kUp) {
+    if (was_empty) {
+      armTimer();
+    }
+    flush();
+  }
+}
+
+void DedicatedConn::flush() {
+  if (link_ != Link::kUp || writing_ || out_.empty()) {
+    return;
+  }
+  uv_buf_t buf = uv_buf_init(const_cast<char*>(out_.readPtr()), static_cast<unsigned>(out_.size()));
+  const int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
+  if (n == static_cast<int>(out_.size())) {
+    out_.clear();
+    return;
+  }
+  if (n < 0 && n != UV_EAGAIN) {
+    fail(uv_strerror(n));
+    return;
+  }
+  if (n > 0) {
+    out_.consume(static_cast<size_t>(n));
+  }
+  write_buf_.swap(out_);
+  out_.clear();
+  buf = uv_buf_init(const_cast<char*>(write_buf_.readPtr()),
+                    static_cast<unsigned>(write_buf_.size()));
+  write_req_.data = this;
+  const int rc = uv_write(&write_req_, reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1,
+                          &DedicatedConn::onWriteCb);
+  if (rc != 0) {
+    write_buf_.clear();
+    fail(uv_strerror(rc));
+    return;
+  }
+  writing_ = true;
+}
+
+void DedicatedConn::onWriteCb(uv_write_t* req, int status) {
+  auto* self = static_cast<DedicatedConn*>(req->data);
+  self->writing_ = false;
+  self->write_buf_.clear();
+  if (self->closing_ || self->failed_) {
+    return;
+  }
+  if (status < 0) {
+    self->fail(uv_strerror(status));
+    return;
+  }
+  self->flush();
+}
+
+void DedicatedConn::onAllocCb(uv_handle_t* handle, size_t /*suggested*/, uv_buf_t* buf) {
+  auto* self = static_cast<DedicatedConn*>(handle->data);
+  self->in_.ensureWritable(kMinReadSpace);
+  *buf = uv_buf_init(self->in_.writePtr(), static_cast<unsigned>(self->in_.writable()));
+}
+
+void DedicatedConn::onReadCb(uv_stream_t* stream, ssize_t nread, const uv_buf_t* /*buf*/) {
+  static_cast<DedicatedConn*>(stream->data)->onRead(nread);
+}
+
+void DedicatedConn::onRead(ssize_t nread) {
+  if (closing_ || failed_) {
+    return;
+  }
+  if (nread < 0) {
+    fail(nread == UV_EOF ? "connection closed by the server"
+                         : uv_strerror(static_cast<int>(nread)));
+    return;
+  }
+  in_.commit(static_cast<size_t>(nread));
+  while (!in_.empty()) {
+    size_t consumed = 0;
+    resp::ReplyInfo info;
+    const resp::ParseStatus st = scanner_.scan(in_.view(), &consumed, &info);
+    if (st == resp::ParseStatus::kIncomplete) {
+      break;
+    }
+    if (st == resp::ParseStatus::kError) {
+      worker_.stats().protocol_errors_backend.add();
+      fail(std::string("protocol error: ") + resp::errorMessage(scanner_.error()));
+      return;
+    }
+    onReply(std::string_view(in_.readPtr(), consumed));
+    if (closing_ || failed_) {
+      return;
+    }
+    in_.consume(consumed);
+  }
+}
+
+void DedicatedConn::onReply(std::string_view reply) {
+  if (mode_ == Mode::kSubscriber && isPush(reply)) {
+    if (owner_ != nullptr) {
+      owner_->onDedicatedPush(*this, reply);
+    }
+    return;
+  }
+  if (ops_.empty()) {
+    worker_.stats().protocol_errors_backend.add();
+    fail("protocol error: reply without a request");
+    return;
+  }
+  Op& op = ops_.front();
+  if (op.auth) {
+    ops_.pop_front();
+    if (resp::isError(reply)) {
+      fail("authentication failed: " + std::string(reply.substr(1, reply.size() - 3)));
+    }
+    return;
+  }
+  session::PendingRequest* request = op.request;
+  const uint32_t fragment = op.fragment++;
+  const bool last = --op.remaining == 0;
+  if (last) {
+    ops_.pop_front();
+  }
+  if (request != nullptr) {
+    session::ClientSession::onBackendReply(worker_, request, fragment, reply);
+  }
+  if (closing_ || failed_ || !last) {
+    return;
+  }
+  armTimer();
+  if (ops_.empty() && owner_ != nullptr) {
+    owner_->onDedicatedIdle(*this);
+  }
+}
+
+void DedicatedConn::armTimer() {
+  if (closing_ || failed_) {
+    return;
+  }
+  if (link_ == Link::kConnecting) {
+    return;  // the connect timeout runs
+  }
+  if (ops_.empty() || ops_.front().blocking) {
+    uv_timer_stop(&timer_);
+    return;
+  }
+  uv_timer_start(&timer_, &DedicatedConn::onTimerCb, worker_.config().backend_timeout_ms, 0);
+}
+
+void DedicatedConn::onTimerCb(uv_timer_t* timer) {
+  auto* self = static_cast<DedicatedConn*>(timer->data);
+  if (self->closing_ || self->failed_) {
+    return;
+  }
+  if (self->link_ == Link::kConnecting) {
+    self->fail("connect timeout");
+    return;
+  }
+  self->fail("timeout after " + std::to_string(self->worker_.config().backend_timeout_ms) + " ms");
+}
+
+void DedicatedConn::failOps(std::string_view reason) {
+  if (ops_.empty()) {
+    return;
+  }
+  std::string error = "-ERR shard ";
+  error += address_.label();
+  error += " unavailable: ";
+  error += reason;
+  error += "\r\n";
+  // Answering a request can make its session release or discard connections (this one
+  // included), so take the ops out first.
+  std::deque<Op> ops;
+  ops.swap(ops_);
+  for (Op& op : ops) {
+    while (op.remaining > 0 && !op.auth) {
+      --op.remaining;
+      if (op.request != nullptr) {
+        session::ClientSession::onBackendReply(worker_, op.request, op.fragment++, error);
+      }
+    }
+  }
+}
+
+void DedicatedConn::fail(std::string_view reason) {
+  if (failed_ || closing_) {
+    return;
+  }
+  failed_ = true;
+  link_ = Link::kClosed;
+  failure_ = std::string(reason);
+  const std::string why(reason);
+  spdlog::debug("worker {}: dedicated connection to {} failed: {}", worker_.index(),
+                address_.label(), why);
+  failOps(why);
+  DedicatedOwner* owner = owner_;
+  owner_ = nullptr;
+  if (owner != nullptr) {
+    owner->onDedicatedFailed(*this);
+  }
+  close(why);
+}
+
+void DedicatedConn::close(std::string_view reason) {
+  if (closing_) {
+    return;
+  }
+  closing_ = true;
+  owner_ = nullptr;
+  pool_.forget(this);
+  failOps(reason);
+  link_ = Link::kClosed;
+  uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+  uv_timer_stop(&timer_);
+  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &DedicatedConn::onCloseCb);
+  uv_close(reinterpret_cast<uv_handle_t*>(&timer_), &DedicatedConn::onCloseCb);
+}
+
+void DedicatedConn::onCloseCb(uv_handle_t* handle) {
+  auto* self = static_cast<DedicatedConn*>(handle->data);
+  if (--self->open_handles_ == 0) {
+    self->pool_.closed();
+    delete self;
+  }
+}
+
+// ---- DedicatedPool ----
+
+DedicatedPool::DedicatedPool(net::Worker& worker) : worker_(worker) {}
+
+DedicatedPool::~DedicatedPool() { SP_ASSERT(idleCount() == 0); }
+
+size_t DedicatedPool::idleCount() const {
+  size_t n = 0;
+  for (const auto& list : idle_) {
+    n += list.size();
+  }
+  return n;
+}
+
+DedicatedConn* DedicatedPool::acquire(uint16_t shard, DedicatedConn::Mode mode,
+                                      DedicatedOwner* owner, std::string* error) {
+  const route::Topology& topology = worker_.topology();
+  if (shut_down_ || shard >= topology.shardCount()) {
+    *error = "-ERR shardproxy is shutting down\r\n";
+    return nullptr;
+  }
+  BackendConn& shared = worker_.backendAt(shard, 0);
+  if (!shared.accepting()) {
+    *error = shared.ejectedError();
+    return nullptr;
+  }
+  const route::ShardAddress& address = topology.shards()[shard];
+  if (idle_.size() < topology.shardCount()) {
+    idle_.resize(topology.shardCount());
+  }
+  if (mode == DedicatedConn::Mode::kCommands) {
+    auto& list = idle_[shard];
+    while (!list.empty()) {
+      DedicatedConn* conn = list.back();
+      list.pop_back();
+      if (sameAddress(conn->address_, address)) {
+        conn->owner_ = owner;
+        return conn;
+      }
+      conn->close("shard address changed");
+    }
+  }
+  auto* conn = new DedicatedConn(worker_, *this, shard, address, mode);
+  ++open_;
+  conn->start();
+  if (conn->failed_) {
+    // It failed at once (cannot resolve, cannot connect); it frees itself once closed.
+    *error = "-ERR shard " + address.label() + " unavailable: " + conn->failure_ + "\r\n";
+    return nullptr;
+  }
+  conn->owner_ = owner;
+  return conn;
+}
+
+void DedicatedPool::release(DedicatedConn* conn) {
+  conn->owner_ = nullptr;
+  if (conn->closing_) {
+    return;
+  }
+  if (shut_down_ || conn->failed_ || !conn->idle() ||
+      conn->mode_ != DedicatedConn::Mode::kCommands || conn->shard_ >= idle_.size() ||
+      idle_[conn->shard_].size() >= kMaxIdlePerShard) {
+    conn->close("released");
+    return;
+  }
+  idle_[conn->shard_].push_back(conn);
+}
+
+void DedicatedPool::discard(DedicatedConn* conn) {
+  conn->owner_ = nullptr;
+  conn->close("client gone");
+}
+
+void DedicatedPool::forget(DedicatedConn* conn) {
+  if (conn->shard_ < idle_.size()) {
+    auto& list = idle_[conn->shard_];
+    list.erase(std::remove(list.begin(), list.end(), conn), list.end());
+  }
+}
+
+void DedicatedPool::shutdown() {
+  shut_down_ = true;
+  for (auto& list : idle_) {
+    std::vector<DedicatedConn*> conns;
+    conns.swap(list);
+    for (DedicatedConn* conn : conns) {
+      conn->close("proxy shutting down");
+    }
+  }
+}
+
+}  // namespace sp::backend

@@ -1,0 +1,171 @@
+// DedicatedConn: a backend connection that works for one client session at a time — its
+// transaction (WATCH, MULTI ... EXEC), its blocking command (BLPOP, XREAD BLOCK, WAIT) or its
+// subscriptions — so that none of these ever sits in the shared pipeline of a BackendConn, where
+// a blocked reply would hold up every other client of the worker (and SUBSCRIBE would turn the
+// connection into a push stream).
+//
+// Commands are written in order and answered in order (a FIFO of ops). An op is one command whose
+// replies — one, or one per channel for (UN)SUBSCRIBE — complete consecutive fragments of a
+// PendingRequest through ClientSession::onBackendReply, or are dropped (the commands the proxy
+// adds itself: AUTH, a MULTI sent late). In subscriber mode, message / pmessage / smessage pushes
+// go to the owner instead. There is no health PING; backend.timeout_ms applies while the front op
+// is not a blocking one. On failure every op is answered "-ERR shard ... unavailable: why", in
+// order, and then the owner is told; the connection is dead from then on and must be discarded.
+//
+// DedicatedPool (one per worker) hands them out and keeps a few idle ones per shard for reuse
+// (after EXEC, after a blocking reply); subscriber connections are never reused.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/buffer.h"
+#include "resp/reply_scanner.h"
+#include "route/topology.h"
+#include "session/pending_request.h"
+
+namespace sp::net {
+class Worker;
+}
+
+namespace sp::backend {
+
+class DedicatedConn;
+class DedicatedPool;
+
+// The session side of a dedicated connection.
+class DedicatedOwner {
+ public:
+  // A pub/sub message (subscriber mode), one complete RESP2 array.
+  virtual void onDedicatedPush(DedicatedConn& conn, std::string_view push) = 0;
+  // The FIFO of ops has just become empty (after a reply was delivered).
+  virtual void onDedicatedIdle(DedicatedConn& conn) = 0;
+  // The connection failed; its ops have been answered with errors. Discard it.
+  virtual void onDedicatedFailed(DedicatedConn& conn) = 0;
+
+ protected:
+  ~DedicatedOwner() = default;
+};
+
+class DedicatedConn {
+ public:
+  enum class Mode : uint8_t { kCommands, kSubscriber };
+
+  DedicatedConn(const DedicatedConn&) = delete;
+  DedicatedConn& operator=(const DedicatedConn&) = delete;
+
+  uint16_t shard() const { return shard_; }
+  Mode mode() const { return mode_; }
+  bool idle() const { return ops_.empty(); }
+  bool failed() const { return failed_; }
+  const route::ShardAddress& address() const { return address_; }
+  const std::string& failure() const { return failure_; }  // why it failed
+
+  // Queues one complete command. Its `replies` replies complete fragments `fragment`,
+  // `fragment + 1`, ... of `request` (for a request with MergeRule::kNone: one reply, fragment
+  // 0); with request == nullptr they are dropped. `blocking`: no reply timeout while it waits.
+  // Must not be called on a failed connection.
+  void send(std::string_view bytes, session::PendingRequest* request, uint32_t fragment,
+            uint32_t replies, bool blocking);
+
+ private:
+  friend class DedicatedPool;
+  enum class Link : uint8_t { kConnecting, kUp, kClosed };
+
+  struct Op {
+    session::PendingRequest* request = nullptr;
+    uint32_t fragment = 0;
+    uint32_t remaining = 1;  // replies still expected
+    bool blocking = false;
+    bool auth = false;  // the AUTH the proxy sends first: an error reply fails the connection
+  };
+
+  DedicatedConn(net::Worker& worker, DedicatedPool& pool, uint16_t shard,
+                route::ShardAddress address, Mode mode);
+  ~DedicatedConn() = default;
+
+  static void onConnectCb(uv_connect_t* req, int status);
+  static void onAllocCb(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
+  static void onReadCb(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
+  static void onWriteCb(uv_write_t* req, int status);
+  static void onTimerCb(uv_timer_t* timer);
+  static void onCloseCb(uv_handle_t* handle);
+
+  void start();
+  void onConnected(int status);
+  void onRead(ssize_t nread);
+  void onReply(std::string_view reply);
+  void flush();
+  void armTimer();
+  // Answers every op with the error, tells the owner (or the pool, when idle), stops the socket.
+  void fail(std::string_view reason);
+  void failOps(std::string_view reason);
+  // Stops everything and frees the object once libuv has closed its handles. Ops still queued
+  // are answered with `reason` first.
+  void close(std::string_view reason);
+
+  net::Worker& worker_;
+  DedicatedPool& pool_;
+  uint16_t shard_;
+  route::ShardAddress address_;
+  Mode mode_;
+  DedicatedOwner* owner_ = nullptr;
+  Link link_ = Link::kConnecting;
+  bool failed_ = false;
+  std::string failure_;  // why it failed
+  bool closing_ = false;
+  bool writing_ = false;
+  int open_handles_ = 0;
+  uv_tcp_t tcp_{};
+  uv_connect_t connect_req_{};
+  uv_write_t write_req_{};
+  uv_timer_t timer_{};
+  Buffer out_;
+  Buffer write_buf_;
+  Buffer in_;
+  resp::ReplyScanner scanner_;
+  std::deque<Op> ops_;
+};
+
+class DedicatedPool {
+ public:
+  static constexpr size_t kMaxIdlePerShard = 4;
+
+  explicit DedicatedPool(net::Worker& worker);
+  ~DedicatedPool();
+  DedicatedPool(const DedicatedPool&) = delete;
+  DedicatedPool& operator=(const DedicatedPool&) = delete;
+
+  // A connection to `shard` for `owner`: an idle one of the same address when there is one, else
+  // a new one (commands queue while it connects). nullptr when the shard is ejected (the shared
+  // connection fails fast) or the worker is shutting down: answer with *error then.
+  DedicatedConn* acquire(uint16_t shard, DedicatedConn::Mode mode, DedicatedOwner* owner,
+                         std::string* error);
+  // Back from its owner: kept for reuse when idle, healthy and in command mode (up to
+  // kMaxIdlePerShard per shard), closed otherwise.
+  void release(DedicatedConn* conn);
+  // Closed now, whatever its state (a client gone while blocked, subscriber connections).
+  void discard(DedicatedConn* conn);
+  // Worker exit: closes every idle connection; later acquires fail.
+  void shutdown();
+
+  size_t openCount() const { return open_; }
+  size_t idleCount() const;
+
+ private:
+  friend class DedicatedConn;
+  void forget(DedicatedConn* conn);  // drop it from the idle lists
+  void closed() { --open_; }
+
+  net::Worker& worker_;
+  std::vector<std::vector<DedicatedConn*>> idle_;  // [shard]
+  size_t open_ = 0;
+  bool shut_down_ = false;
+};
+
+}  // namespace sp::backend

@@ -1,0 +1,58 @@
+// Where the shards' addresses come from when they are not all in the config file: Redis Sentinel
+// (each shard's primary) or a Redis Cluster (CLUSTER SLOTS). Resolves them at start-up and on
+// reload, and runs the background watcher that follows failovers and resharding, publishing each
+// new topology to the workers exactly as a reload does. Control path only.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "config/config.h"
+#include "route/sentinel.h"
+#include "route/topology.h"
+
+namespace sp::net {
+
+struct ProxyContext;
+
+// The topology for `config`: from the shards list (static), from Sentinel (each shard's primary
+// is written into *config) or from the cluster's seeds. False with *error when Sentinel or every
+// seed fails to answer.
+bool resolveTopology(config::Config* config, route::TopologyPtr* out, std::string* error);
+
+// Publishes config + topology in the context and hands them to every worker (Worker::applyConfig
+// through its mailbox). Serialised, so a reload and a watcher never interleave their updates.
+void publishTopology(ProxyContext& context, std::shared_ptr<const config::Config> config,
+                     route::TopologyPtr topology);
+
+// Follows Sentinel's +switch-master, or refreshes CLUSTER SLOTS every cluster_refresh_ms and
+// whenever requestRefresh() is called (a MOVED reply, a failed node connection).
+class TopologyWatcher {
+ public:
+  explicit TopologyWatcher(ProxyContext& context);
+  ~TopologyWatcher();
+  TopologyWatcher(const TopologyWatcher&) = delete;
+  TopologyWatcher& operator=(const TopologyWatcher&) = delete;
+
+  void start();  // no-op in static mode without Sentinel
+  void stop();
+  void requestRefresh();  // any thread; cheap, coalesced
+
+ private:
+  void runCluster();
+  void onSwitchMaster(const std::string& master, const std::string& host, uint16_t port);
+
+  ProxyContext& context_;
+  std::unique_ptr<route::SentinelWatcher> sentinel_;
+  std::thread cluster_thread_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool refresh_requested_ = false;  // guarded by mu_
+  bool stop_ = false;               // guarded by mu_
+};
+
+}  // namespace sp::net

@@ -1,0 +1,74 @@
+// Label mappings of the per-worker statistics and the stable per-shard table.
+#include "net/worker_stats.h"
+
+#include "resp/command_table.h"
+
+namespace sp::net {
+
+CommandClass commandClass(const resp::CommandInfo* cmd) {
+  if (cmd == nullptr) {
+    return CommandClass::kOther;
+  }
+  if (cmd->has(resp::kCmdProxy)) {
+    return CommandClass::kAdmin;
+  }
+  if (cmd->has(resp::kCmdLocal)) {
+    return CommandClass::kLocal;
+  }
+  if (cmd->has(resp::kCmdSplit)) {
+    return CommandClass::kMultiKey;
+  }
+  if (cmd->has(resp::kCmdWrite)) {
+    return CommandClass::kWrite;
+  }
+  if (cmd->has(resp::kCmdReadOnly)) {
+    return CommandClass::kRead;
+  }
+  return CommandClass::kOther;
+}
+
+CloseReason closeReason(std::string_view why) {
+  if (why == "client closed") {
+    return CloseReason::kClientClosed;
+  }
+  if (why == "quit") {
+    return CloseReason::kQuit;
+  }
+  if (why == "output buffer limit") {
+    return CloseReason::kOutputLimit;
+  }
+  if (why == "refused") {
+    return CloseReason::kMaxClients;
+  }
+  if (why == "shutdown") {
+    return CloseReason::kShutdown;
+  }
+  return CloseReason::kError;
+}
+
+std::string_view ProtocolErrors::reasonName(resp::ParseError reason) {
+  return reason == resp::ParseError::kNone ? "unexpected_reply" : resp::errorName(reason);
+}
+
+void ShardStatsTable::bind(const std::vector<std::string>& names) {
+  std::lock_guard<std::mutex> lock(mu_);
+  current_.clear();
+  current_names_ = names;
+  for (const std::string& name : names) {
+    ShardStats* stats = nullptr;
+    for (size_t i = 0; i < all_names_.size(); ++i) {
+      if (all_names_[i] == name) {
+        stats = all_[i].get();
+        break;
+      }
+    }
+    if (stats == nullptr) {
+      all_.push_back(std::make_unique<ShardStats>());
+      all_names_.push_back(name);
+      stats = all_.back().get();
+    }
+    current_.push_back(stats);
+  }
+}
+
+}  // namespace sp::net

@@ -1,0 +1,171 @@
+// CLUSTER SLOTS parsing and fetching.
+#include "route/cluster_topology.h"
+
+#include <hiredis/hiredis.h>
+
+#include <map>
+#include <memory>
+
+namespace sp::route {
+namespace {
+
+struct ContextDeleter {
+  void operator()(redisContext* c) const { redisFree(c); }
+};
+struct ReplyDeleter {
+  void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+
+std::string nodeName(const std::string& host, uint16_t port) {
+  return host + ":" + std::to_string(port);
+}
+
+// [host, port, id, ...] -> host and port; false when malformed.
+bool readNode(const redisReply* node, std::string* host, uint16_t* port) {
+  if (node == nullptr || node->type != REDIS_REPLY_ARRAY || node->elements < 2 ||
+      node->element[0]->type != REDIS_REPLY_STRING ||
+      node->element[1]->type != REDIS_REPLY_INTEGER || node->element[1]->integer <= 0 ||
+      node->element[1]->integer > 65535) {
+    return false;
+  }
+  *host = std::string(node->element[0]->str, node->element[0]->len);
+  *port = static_cast<uint16_t>(node->element[1]->integer);
+  return true;
+}
+
+}  // namespace
+
+bool topologyFromClusterSlots(const redisReply* reply, const std::string& username,
+                              const std::string& password, TopologyPtr* out, std::string* error) {
+  if (reply == nullptr || reply->type != REDIS_REPLY_ARRAY) {
+    *error = "CLUSTER SLOTS did not answer an array";
+    return false;
+  }
+  std::vector<ShardAddress> shards;
+  std::map<std::string, uint16_t> index_of;
+  std::vector<SlotAssignment> ranges;
+  std::vector<bool> covered(kSlotCount, false);
+  for (size_t i = 0; i < reply->elements; ++i) {
+    const redisReply* entry = reply->element[i];
+    if (entry->type != REDIS_REPLY_ARRAY || entry->elements < 3 ||
+        entry->element[0]->type != REDIS_REPLY_INTEGER ||
+        entry->element[1]->type != REDIS_REPLY_INTEGER) {
+      *error = "malformed CLUSTER SLOTS entry " + std::to_string(i);
+      return false;
+    }
+    const long long first = entry->element[0]->integer;
+    const long long last = entry->element[1]->integer;
+    std::string host;
+    uint16_t port = 0;
+    if (first < 0 || last < first || last >= kSlotCount ||
+        !readNode(entry->element[2], &host, &port)) {
+      *error = "malformed CLUSTER SLOTS entry " + std::to_string(i);
+      return false;
+    }
+    const std::string name = nodeName(host, port);
+    auto [it, inserted] = index_of.emplace(name, static_cast<uint16_t>(shards.size()));
+    if (inserted) {
+      ShardAddress master(name, host, port);
+      master.username = username;
+      master.password = password;
+      for (size_t r = 3; r < entry->elements; ++r) {
+        std::string rhost;
+        uint16_t rport = 0;
+        if (readNode(entry->element[r], &rhost, &rport)) {
+          ShardAddress replica(nodeName(rhost, rport), rhost, rport);
+          replica.username = username;
+          replica.password = password;
+          master.replicas.push_back(std::move(replica));
+        }
+      }
+      shards.push_back(std::move(master));
+    }
+    ranges.push_back({static_cast<uint16_t>(first), static_cast<uint16_t>(last), it->second});
+    for (long long s = first; s <= last; ++s) {
+      covered[static_cast<size_t>(s)] = true;
+    }
+  }
+  if (shards.empty()) {
+    *error = "the cluster serves no slots";
+    return false;
+  }
+  for (uint32_t s = 0; s < kSlotCount; ++s) {
+    if (!covered[s]) {
+      ranges.push_back({static_cast<uint16_t>(s), static_cast<uint16_t>(s), 0});
+    }
+  }
+  *out = Topology::fromRanges(std::move(shards), ranges);
+  return true;
+}
+
+bool fetchClusterTopology(const std::vector<SentinelAddress>& seeds, const std::string& username,
+                          const std::string& password, TopologyPtr* out, std::string* error) {
+  std::string errors;
+  for (const auto& seed : seeds) {
+    const std::string label = nodeName(seed.host, seed.port);
+    timeval tv{1, 0};
+    std::unique_ptr<redisContext, ContextDeleter> c(
+        redisConnectWithTimeout(seed.host.c_str(), seed.port, tv));
+    std::string why;
+    if (!c || c->err) {
+      why = label + ": " + (c ? c->errstr : "out of memory");
+    } else {
+      redisSetTimeout(c.get(), tv);
+      bool authed = true;
+      if (!password.empty()) {
+        std::unique_ptr<redisReply, ReplyDeleter> a(static_cast<redisReply*>(
+            username.empty()
+                ? redisCommand(c.get(), "AUTH %s", password.c_str())
+                : redisCommand(c.get(), "AUTH %s %s", username.c_str(), password.c_str())));
+        authed = a && a->type != REDIS_REPLY_ERROR;
+        if (!authed) {
+          why = label + ": AUTH failed";
+        }
+      }
+      if (authed) {
+        std::unique_ptr<redisReply, ReplyDeleter> r(
+            static_cast<redisReply*>(redisCommand(c.get(), "CLUSTER SLOTS")));
+        if (r && r->type == REDIS_REPLY_ERROR) {
+          why = label + ": " + std::string(r->str, r->len);
+        } else if (!r) {
+          why = label + ": " + c->errstr;
+        } else if (topologyFromClusterSlots(r.get(), username, password, out, &why)) {
+          return true;
+        } else {
+          why = label + ": " + why;
+        }
+      }
+    }
+    errors += errors.empty() ? why : "; " + why;
+  }
+  *error = "no seed answered CLUSTER SLOTS (" + errors + ")";
+  return false;
+}
+
+bool sameRouting(const Topology& a, const Topology& b) {
+  for (uint32_t s = 0; s < kSlotCount; ++s) {
+    const ShardAddress& x = a.shards()[a.shardOfSlot(static_cast<uint16_t>(s))];
+    const ShardAddress& y = b.shards()[b.shardOfSlot(static_cast<uint16_t>(s))];
+    if (x.host != y.host || x.port != y.port) {
+      return false;
+    }
+  }
+  if (a.shardCount() != b.shardCount()) {
+    return false;
+  }
+  for (size_t i = 0; i < a.shardCount(); ++i) {
+    const auto& ra = a.shards()[i].replicas;
+    const auto& rb = b.shards()[i].replicas;
+    if (ra.size() != rb.size()) {
+      return false;
+    }
+    for (size_t r = 0; r < ra.size(); ++r) {
+      if (ra[r].host != rb[r].host || ra[r].port != rb[r].port) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace sp::route

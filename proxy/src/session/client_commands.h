@@ -1,0 +1,36 @@
+// Connection commands the proxy answers from its own state: AUTH and HELLO (SessionState
+// routes them), and the local CLIENT INFO / LIST / KILL / NO-EVICT and CONFIG GET / RESETSTAT.
+//
+// HELLO speaks RESP2 only: HELLO 2 (or no version) answers the server map as Redis does;
+// HELLO 3 gets -NOPROTO, on which client libraries fall back to RESP2. CLIENT LIST and CLIENT
+// KILL see the clients of the worker thread serving the connection (all clients with
+// workers: 1). CONFIG GET answers a small documented set (kConfigParams in the .cc) from the
+// proxy's configuration; CONFIG SET is a fan-out command (allow_config_set).
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "resp/command_table.h"
+
+namespace sp::session {
+
+class ClientSession;
+
+class ClientCommands {
+ public:
+  // client|info, client|list, client|kill, client|no-evict, config|get, config|resetstat.
+  // False when `cmd` is none of them.
+  // *close_after: the client killed itself (CLIENT KILL).
+  static bool run(ClientSession& session, const resp::CommandInfo& cmd,
+                  std::span<const std::string_view> args, std::string* reply, bool* close_after);
+
+  // One CLIENT LIST line (without the newline).
+  static std::string describe(ClientSession& session);
+
+  // HELLO's reply map (RESP2: a flat array of 14 elements).
+  static std::string helloReply(uint64_t client_id);
+};
+
+}  // namespace sp::session

@@ -1,0 +1,66 @@
+// Slow log entries: the command, the shard, the client's address and name.
+#include "session/request_observer.h"
+
+#include <uv.h>
+
+#include <cstdio>
+#include <ctime>
+
+#include "session/client_session.h"
+
+namespace sp::session {
+namespace {
+
+// "ip:port" of the client into out[size]; "" when unknown. Allocates nothing (a slow request can
+// happen in the steady state, where the proxy allocates nothing).
+void peerAddress(ClientSession& session, char* out, size_t size) {
+  out[0] = '\0';
+  sockaddr_storage addr{};
+  int len = sizeof addr;
+  if (uv_tcp_getpeername(session.handle(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    return;
+  }
+  char host[64] = {};
+  if (addr.ss_family == AF_INET6) {
+    const auto* a = reinterpret_cast<const sockaddr_in6*>(&addr);
+    uv_ip6_name(a, host, sizeof host);
+    std::snprintf(out, size, "[%s]:%u", host, static_cast<unsigned>(ntohs(a->sin6_port)));
+    return;
+  }
+  const auto* a = reinterpret_cast<const sockaddr_in*>(&addr);
+  uv_ip4_name(a, host, sizeof host);
+  std::snprintf(out, size, "%s:%u", host, static_cast<unsigned>(ntohs(a->sin_port)));
+}
+
+}  // namespace
+
+void recordSlowRequest(net::Worker& worker, const PendingRequest& request, uint64_t duration_us) {
+  worker.stats().slow_requests.add();
+  SlowLogEntry entry;
+  entry.id = worker.context().next_slowlog_id.fetch_add(1, std::memory_order_relaxed) + 1;
+  entry.unix_time = static_cast<uint64_t>(std::time(nullptr));
+  entry.duration_us = duration_us;
+  char command[sizeof entry.command] = {};
+  size_t n = 0;
+  const std::string_view name = request.cmd != nullptr ? request.cmd->name : "?";
+  for (; n < name.size() && n + 1 < sizeof command; ++n) {
+    const char c = name[n];
+    command[n] = c == '|' ? ' ' : (c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c);
+  }
+  SlowLogEntry::copy(entry.command, sizeof entry.command, std::string_view(command, n));
+  if (request.merge != resp::MergeRule::kNone) {
+    std::snprintf(entry.shard, sizeof entry.shard, "split:%zu", request.fragment_replies.size());
+  } else if (request.cmd != nullptr && request.cmd->has(resp::kCmdLocal)) {
+    SlowLogEntry::copy(entry.shard, sizeof entry.shard, "-");
+  } else if (request.shard < worker.topology().shardCount()) {
+    SlowLogEntry::copy(entry.shard, sizeof entry.shard,
+                       worker.topology().shards()[request.shard].name);
+  }
+  if (request.owner != nullptr) {
+    peerAddress(*request.owner, entry.client, sizeof entry.client);
+    SlowLogEntry::copy(entry.client_name, sizeof entry.client_name, request.owner->name());
+  }
+  worker.slowLog().record(entry);
+}
+
+}  // namespace sp::session

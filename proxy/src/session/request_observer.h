@@ -1,0 +1,70 @@
+// What the proxy records about each request as it completes: shardproxy_requests_total{class,
+// result}, shardproxy_request_duration_seconds{class}, the per-shard backend histogram, error and
+// redirect counters, and the slow log. The hooks are called from the request path
+// (ClientSession, BackendConn) and cost a few plain counter increments; the clock is read once
+// per completed request (the slow log needs it even with SHARDPROXY_METRICS=0).
+#pragma once
+
+#include <string_view>
+
+#include "core/clock.h"
+#include "net/worker.h"
+#include "net/worker_stats.h"
+#include "resp/command_table.h"
+#include "session/pending_request.h"
+
+namespace sp::session {
+
+// A reply's result label: "-ERR shard ..." is the proxy's own error for a shard that is down,
+// ejected or failed the request (BackendConn::unavailableError); any other error reply is the
+// shard's (or the command's) answer.
+inline net::RequestResult replyResult(std::string_view reply) {
+  if (reply.empty() || reply[0] != '-') {
+    return net::RequestResult::kOk;
+  }
+  return reply.starts_with("-ERR shard ") ? net::RequestResult::kUnavailable
+                                          : net::RequestResult::kError;
+}
+
+// A request answered at once by the proxy (a local command, or a refusal).
+inline void observeImmediate(net::WorkerStats& stats, const resp::CommandInfo* cmd,
+                             net::RequestResult result) {
+  stats.countRequest(net::commandClass(cmd), result);
+}
+
+// Records a slow log entry for `request` (out of line: rare).
+void recordSlowRequest(net::Worker& worker, const PendingRequest& request, uint64_t duration_us);
+
+// A routed (or deferred) request whose reply is complete: `reply` is what the client gets (the
+// merged reply of a split request). Records the result, the duration and, past the threshold,
+// a slow log entry.
+inline void observeCompletion(net::Worker& worker, const PendingRequest& request,
+                              std::string_view reply) {
+  const uint64_t duration_us = (monoNanos() - request.start_ns) / 1000;
+  net::WorkerStats& stats = worker.stats();
+  const net::CommandClass cls = net::commandClass(request.cmd);
+  stats.countRequest(cls, replyResult(reply));
+  stats.request_duration[static_cast<size_t>(cls)].observe(duration_us);
+  if (duration_us >= worker.slowlogThresholdUs() && worker.slowlogEnabled()) {
+    recordSlowRequest(worker, request, duration_us);
+  }
+}
+
+// One backend reply to a client request (a fragment, for a split one), before it is handed to
+// the session: the shard's duration histogram, error replies, MOVED/ASK.
+inline void observeBackendReply(net::ShardStats& stats, const PendingRequest& request,
+                                std::string_view reply) {
+  if constexpr (metrics::kMetricsEnabled) {
+    stats.duration.observe((monoNanos() - request.start_ns) / 1000);
+  }
+  if (!reply.empty() && reply[0] == '-') {
+    stats.reply_errors.add();
+    if (reply.starts_with("-MOVED ")) {
+      stats.moved.add();
+    } else if (reply.starts_with("-ASK ")) {
+      stats.ask.add();
+    }
+  }
+}
+
+}  // namespace sp::session

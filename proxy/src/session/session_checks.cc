@@ -1,0 +1,55 @@
+// Request checks shared by the routes of SessionState.
+#include "session/session_checks.h"
+
+#include <algorithm>
+
+namespace sp::session {
+
+std::string commandLabel(std::string_view name) {
+  std::string out(name);
+  std::replace(out.begin(), out.end(), '|', ' ');
+  return out;
+}
+
+std::string unknownCommandError(std::span<const std::string_view> args) {
+  std::string err = "-ERR unknown command '";
+  err.append(args[0].substr(0, 128));
+  err += "', with args beginning with: ";
+  for (size_t i = 1; i < args.size() && i < 8; ++i) {
+    err += "'";
+    err.append(args[i].substr(0, 128));
+    err += "' ";
+  }
+  err += "\r\n";
+  return err;
+}
+
+std::string arityError(const resp::CommandInfo& cmd) {
+  return "-ERR wrong number of arguments for '" + commandLabel(cmd.name) + "' command\r\n";
+}
+
+std::string requestError(const resp::CommandInfo* cmd, std::span<const std::string_view> args) {
+  if (cmd == nullptr) {
+    return unknownCommandError(args);
+  }
+  if (cmd->has(resp::kCmdContainer) && args.size() >= 2 && !cmd->has(resp::kCmdUnsupported)) {
+    std::string err = "-ERR unknown subcommand '";
+    err.append(args[1].substr(0, 128));
+    err += "'. Try ";
+    for (char c : cmd->name) {
+      err += static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
+    }
+    err += " HELP.\r\n";
+    return err;
+  }
+  if (!resp::arityOk(*cmd, args.size()) ||
+      (cmd->has(resp::kCmdSplit) && (args.size() - 1) % cmd->args_per_key != 0)) {
+    return arityError(*cmd);
+  }
+  if (cmd->has(resp::kCmdUnsupported)) {
+    return "-ERR command '" + commandLabel(cmd->name) + "' is not supported by shardproxy\r\n";
+  }
+  return {};
+}
+
+}  // namespace sp::session

@@ -1,0 +1,30 @@
+// The checks ClientSession::dispatch makes before routing a request, for the requests that
+// SessionState routes itself (queued in MULTI, blocking, subscribing, fanned out): the same
+// refusals, word for word.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "resp/command_table.h"
+
+namespace sp::session {
+
+inline constexpr std::string_view kCrossSlotError =
+    "-CROSSSLOT Keys in request don't hash to the same slot\r\n";
+
+// "-ERR unknown command 'x', with args beginning with: ..." for an unknown command.
+std::string unknownCommandError(std::span<const std::string_view> args);
+
+// "-ERR wrong number of arguments for 'x' command".
+std::string arityError(const resp::CommandInfo& cmd);
+
+// The refusal for an unknown command or subcommand, a wrong arity, a partial key group of a split
+// command or an unsupported command; empty when the request passes.
+std::string requestError(const resp::CommandInfo* cmd, std::span<const std::string_view> args);
+
+// "config|set" -> "config set", as errors name commands.
+std::string commandLabel(std::string_view name);
+
+}  // namespace sp::session

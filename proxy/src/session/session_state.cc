@@ -1,0 +1,434 @@
+// SessionState: the gate (AUTH, ACL-lite, deny_commands, subscribed mode), lanes, blocking
+// commands, WAIT, RESET and the dedicated connections' callbacks. Transactions, pub/sub,
+// fan-out and the AUTH/HELLO commands live in their own files.
+#include "session/session_state.h"
+
+#include <spdlog/spdlog.h>
+
+#include "core/assert.h"
+#include "core/clock.h"
+#include "net/worker.h"
+#include "resp/encoder.h"
+#include "route/key_slot.h"
+#include "route/router.h"
+#include "session/client_session.h"
+#include "session/session_checks.h"
+
+namespace sp::session {
+namespace {
+
+bool equalsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < a.size(); ++i) {
+    const char x = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] + 32) : a[i];
+    if (x != b[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// XREAD / XREADGROUP block only with BLOCK (before STREAMS).
+bool blocks(const resp::CommandInfo& cmd, std::span<const std::string_view> args) {
+  if (cmd.name != "xread" && cmd.name != "xreadgroup") {
+    return true;
+  }
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (equalsIgnoreCase(args[i], "block")) {
+      return true;
+    }
+    if (equalsIgnoreCase(args[i], "streams")) {
+      return false;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+SessionState::SessionState(ClientSession& session) : session_(session) {}
+
+SessionState::~SessionState() { SP_ASSERT(pinned_ == nullptr && blocking_ == nullptr); }
+
+net::Worker& SessionState::worker() { return session_.worker_; }
+uint64_t SessionState::clientId() const { return session_.id_; }
+bool SessionState::fifoEmpty() const { return session_.fifo_.empty(); }
+
+void SessionState::onAccept(ClientSession& session) {
+  const config::Config& config = session.worker_.config();
+  if (!config.auth.required()) {
+    return;
+  }
+  session.state_ = std::make_unique<SessionState>(session);
+  session.state_->authenticated_ = false;
+  session.parser_ = resp::RequestParser(unauthenticatedLimits(session.worker_.parserLimits()));
+}
+
+void SessionState::authenticatedAs(const UserRights& rights) {
+  const bool was = authenticated_;
+  authenticated_ = true;
+  rights_ = rights;
+  if (!was) {
+    session_.parser_ = resp::RequestParser(worker().parserLimits());
+  }
+}
+
+SessionState::Verdict SessionState::dispatch(ClientSession& session,
+                                             const resp::RequestFrame& frame, std::string_view raw,
+                                             const resp::CommandInfo* cmd) {
+  if (session.state_ == nullptr) {
+    session.state_ = std::make_unique<SessionState>(session);
+  }
+  return session.state_->route(frame, raw, cmd);
+}
+
+SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::string_view raw,
+                                          const resp::CommandInfo* cmd) {
+  std::span<const std::string_view> args(frame.args);
+  const config::Config& config = worker().config();
+  if (!authenticated_ && (cmd == nullptr || !allowedBeforeAuth(*cmd))) {
+    refuse("-NOAUTH Authentication required.\r\n");
+    return Verdict::kHandled;
+  }
+  if (cmd != nullptr) {
+    std::string error;
+    if (!config.deny_commands.empty() && denied(config.deny_commands, *cmd)) {
+      error = deniedError(*cmd);
+    } else if (!permitted(rights_, *cmd)) {
+      error = noPermError(*cmd);
+    }
+    if (!error.empty()) {
+      if (tx_.active) {
+        abortTransaction(error);
+      } else {
+        refuse(error);
+      }
+      return Verdict::kHandled;
+    }
+  }
+  if (subscribed()) {
+    return onSubscribed(frame, cmd);
+  }
+  if (tx_.active) {
+    return onTransactionCommand(frame, raw, cmd);
+  }
+  if (cmd == nullptr) {
+    return Verdict::kContinue;  // refused as unknown, in order
+  }
+  const std::string_view name = cmd->name;
+  if (cmd->has(resp::kCmdSession)) {
+    if (const std::string error = requestError(cmd, args); !error.empty()) {
+      refuse(error);
+      return Verdict::kHandled;
+    }
+    if (name == "multi") {
+      return onMulti();
+    }
+    if (name == "exec") {
+      refuse("-ERR EXEC without MULTI\r\n");
+      return Verdict::kHandled;
+    }
+    if (name == "discard") {
+      refuse("-ERR DISCARD without MULTI\r\n");
+      return Verdict::kHandled;
+    }
+    if (name == "watch") {
+      return onWatch(frame, raw, *cmd);
+    }
+    if (name == "unwatch") {
+      return onUnwatch(raw, *cmd);
+    }
+    if (name == "auth") {
+      return onAuth(frame, *cmd);
+    }
+    if (name == "hello") {
+      return onHello(frame, *cmd);
+    }
+    if (name == "reset") {
+      return onReset(*cmd);
+    }
+    if (name == "wait") {
+      return onWait(frame, raw, *cmd);
+    }
+    return onPubSub(frame, *cmd);
+  }
+  if (cmd->has(resp::kCmdFanout)) {
+    return onFanout(frame, raw, *cmd);
+  }
+  if (cmd->has(resp::kCmdBlocking) && blocks(*cmd, args)) {
+    return onBlocking(frame, raw, *cmd);
+  }
+  if (name == "client" && args.size() >= 2 && equalsIgnoreCase(args[1], "setinfo")) {
+    // Redis 7.2's CLIENT SETINFO LIB-NAME|LIB-VER value, sent by newer client libraries.
+    if (args.size() != 4) {
+      refuse("-ERR wrong number of arguments for 'client|setinfo' command\r\n");
+    } else if (!equalsIgnoreCase(args[2], "lib-name") && !equalsIgnoreCase(args[2], "lib-ver")) {
+      refuse("-ERR Unrecognized option '" + std::string(args[2].substr(0, 64)) + "'\r\n");
+    } else {
+      reply("+OK\r\n");
+    }
+    return Verdict::kHandled;
+  }
+  if (cmd->has(resp::kCmdLocal) || cmd->has(resp::kCmdUnsupported)) {
+    return Verdict::kContinue;  // answered at once, whatever the lane
+  }
+  if (pinned_ != nullptr && watching_) {
+    return onPinnedShard(frame, raw, *cmd);
+  }
+  return mayTake(Lane::kShared, nullptr) ? Verdict::kContinue : Verdict::kDefer;
+}
+
+bool SessionState::mayTake(Lane lane, const backend::DedicatedConn* conn) {
+  if (lane_ == lane && (lane != Lane::kDedicated || lane_conn_ == conn)) {
+    return true;
+  }
+  if (!fifoEmpty()) {
+    return false;  // what went before on another lane must be answered first
+  }
+  lane_ = lane;
+  lane_conn_ = conn;
+  return true;
+}
+
+PendingRequest* SessionState::queueRequest(const resp::CommandInfo* cmd) {
+  PendingRequest* request = worker().requests().acquire();
+  request->owner = &session_;
+  request->start_ns = monoNanos();
+  request->cmd = cmd;
+  session_.fifo_.push(request);
+  return request;
+}
+
+void SessionState::reply(std::string_view bytes) { session_.replyNow(bytes); }
+
+void SessionState::refuse(std::string_view error) { session_.refuse(error); }
+
+std::string_view SessionState::commandBytes(const resp::RequestFrame& frame, std::string_view raw) {
+  if (!frame.is_inline) {
+    return raw;
+  }
+  std::string& command = worker().scratchCommand();
+  command.clear();
+  resp::appendCommand(command, frame.args);
+  return command;
+}
+
+SessionState::Verdict SessionState::sendOnConn(backend::DedicatedConn** slot, uint16_t shard,
+                                               const resp::CommandInfo& cmd, std::string_view bytes,
+                                               bool blocking) {
+  backend::DedicatedConn* conn = *slot;
+  if (conn != nullptr && conn->shard() != shard) {
+    // Another shard: the connection in use must first have answered everything.
+    if (!fifoEmpty()) {
+      return Verdict::kDefer;
+    }
+    SP_ASSERT(conn->idle());
+    worker().dedicated().release(conn);
+    *slot = nullptr;
+    conn = nullptr;
+  }
+  if (!mayTake(Lane::kDedicated, conn)) {
+    return Verdict::kDefer;
+  }
+  if (conn == nullptr) {
+    std::string error;
+    conn =
+        worker().dedicated().acquire(shard, backend::DedicatedConn::Mode::kCommands, this, &error);
+    if (conn == nullptr) {
+      refuse(error);
+      return Verdict::kHandled;
+    }
+    *slot = conn;
+    lane_conn_ = conn;
+  }
+  PendingRequest* request = queueRequest(&cmd);
+  request->shard = shard;
+  request->outstanding = 1;
+  conn->send(bytes, request, 0, 1, blocking);
+  return Verdict::kHandled;
+}
+
+SessionState::Verdict SessionState::onBlocking(const resp::RequestFrame& frame,
+                                               std::string_view raw, const resp::CommandInfo& cmd) {
+  std::span<const std::string_view> args(frame.args);
+  if (const std::string error = requestError(&cmd, args); !error.empty()) {
+    refuse(error);
+    return Verdict::kHandled;
+  }
+  std::vector<uint32_t>& keys = worker().scratchKeys();
+  keys.clear();
+  if (!resp::extractKeys(cmd, args, &keys)) {
+    refuse(arityError(cmd));
+    return Verdict::kHandled;
+  }
+  route::RoutePlan& plan = worker().scratchPlan();
+  route::planRoute(cmd, args, keys, worker().topology(), &plan);
+  if (plan.kind == route::RouteKind::kCrossSlot) {
+    refuse(kCrossSlotError);
+    return Verdict::kHandled;
+  }
+  const std::string_view bytes = commandBytes(frame, raw);
+  if (pinned_ != nullptr && watching_ && pinned_->shard() == plan.shard) {
+    return sendOnConn(&pinned_, plan.shard, cmd, bytes, true);
+  }
+  return sendOnConn(&blocking_, plan.shard, cmd, bytes, true);
+}
+
+SessionState::Verdict SessionState::onWait(const resp::RequestFrame& frame, std::string_view raw,
+                                           const resp::CommandInfo& cmd) {
+  // WAIT counts the replicas of one shard: the pinned one's, else the first shard's.
+  const std::string_view bytes = commandBytes(frame, raw);
+  if (pinned_ != nullptr) {
+    return sendOnConn(&pinned_, pinned_->shard(), cmd, bytes, true);
+  }
+  return sendOnConn(&blocking_, 0, cmd, bytes, true);
+}
+
+SessionState::Verdict SessionState::onPinnedShard(const resp::RequestFrame& frame,
+                                                  std::string_view raw,
+                                                  const resp::CommandInfo& cmd) {
+  // While WATCH holds a connection, commands for its shard use it too, in order with WATCH.
+  std::span<const std::string_view> args(frame.args);
+  std::vector<uint32_t>& keys = worker().scratchKeys();
+  keys.clear();
+  if (requestError(&cmd, args).empty() && resp::extractKeys(cmd, args, &keys)) {
+    route::RoutePlan& plan = worker().scratchPlan();
+    route::planRoute(cmd, args, keys, worker().topology(), &plan);
+    if (plan.kind == route::RouteKind::kSingle && plan.shard == pinned_->shard()) {
+      return sendOnConn(&pinned_, plan.shard, cmd, commandBytes(frame, raw), false);
+    }
+  }
+  return mayTake(Lane::kShared, nullptr) ? Verdict::kContinue : Verdict::kDefer;
+}
+
+SessionState::Verdict SessionState::onReset(const resp::CommandInfo& /*cmd*/) {
+  if (!fifoEmpty()) {
+    return Verdict::kDefer;  // everything before RESET is answered first
+  }
+  backend::DedicatedPool& pool = worker().dedicated();
+  for (backend::DedicatedConn** conn : {&pinned_, &blocking_}) {
+    if (*conn != nullptr) {
+      pool.discard(*conn);
+      *conn = nullptr;
+    }
+  }
+  for (backend::DedicatedConn*& conn : subscriber_) {
+    if (conn != nullptr) {
+      pool.discard(conn);
+      conn = nullptr;
+    }
+  }
+  tx_.reset();
+  watching_ = false;
+  watch_slot_ = -1;
+  if (subs_ != nullptr) {
+    subs_->clear();
+  }
+  lane_ = Lane::kShared;
+  lane_conn_ = nullptr;
+  session_.name_.clear();
+  if (worker().config().auth.required()) {
+    authenticated_ = false;
+    rights_ = UserRights{};
+    session_.parser_ = resp::RequestParser(unauthenticatedLimits(worker().parserLimits()));
+  }
+  reply("+RESET\r\n");
+  return Verdict::kHandled;
+}
+
+void SessionState::releaseIfUnneeded() {
+  if (pinned_ != nullptr && !needsPinned() && pinned_->idle()) {
+    if (lane_conn_ == pinned_) {
+      lane_ = Lane::kShared;
+      lane_conn_ = nullptr;
+    }
+    worker().dedicated().release(pinned_);
+    pinned_ = nullptr;
+  }
+}
+
+void SessionState::onDedicatedPush(backend::DedicatedConn& /*conn*/, std::string_view push) {
+  session_.replyNow(push);  // after the replies before it, whole
+}
+
+void SessionState::onDedicatedIdle(backend::DedicatedConn& conn) {
+  if (&conn == blocking_) {
+    if (lane_conn_ == blocking_) {
+      lane_ = Lane::kShared;
+      lane_conn_ = nullptr;
+    }
+    worker().dedicated().release(blocking_);
+    blocking_ = nullptr;
+    return;
+  }
+  if (&conn == pinned_) {
+    releaseIfUnneeded();
+    return;
+  }
+  if (!subscribed()) {
+    for (backend::DedicatedConn*& sub : subscriber_) {
+      if (sub == &conn) {
+        worker().dedicated().discard(sub);
+        sub = nullptr;
+      }
+    }
+  }
+}
+
+void SessionState::onDedicatedFailed(backend::DedicatedConn& conn) {
+  if (lane_conn_ == &conn) {
+    lane_ = Lane::kShared;
+    lane_conn_ = nullptr;
+  }
+  if (&conn == blocking_) {
+    blocking_ = nullptr;
+    return;
+  }
+  if (&conn == pinned_) {
+    pinned_ = nullptr;
+    watching_ = false;
+    watch_slot_ = -1;
+    if (tx_.active) {
+      tx_.broken = "-EXECABORT Transaction discarded: shard " + conn.address().label() +
+                   " unavailable: " + conn.failure() + "\r\n";
+      tx_.multi_sent = false;
+    }
+    return;
+  }
+  bool lost = false;
+  for (backend::DedicatedConn*& sub : subscriber_) {
+    if (sub == &conn) {
+      sub = nullptr;
+      lost = true;
+    }
+  }
+  if (lost && subscribed()) {
+    // The shard dropped this client's subscriptions; like a real server going away, close
+    // the client so that its library reconnects and subscribes again.
+    if (worker().logLimiter().allow()) {
+      spdlog::warn("worker {}: client {} closed: subscriber connection to {} lost ({})",
+                   worker().index(), clientId(), conn.address().label(), conn.failure());
+    }
+    session_.close("subscriber connection lost");
+  }
+}
+
+void SessionState::onClose() {
+  backend::DedicatedPool& pool = worker().dedicated();
+  for (backend::DedicatedConn** conn : {&pinned_, &blocking_}) {
+    if (*conn != nullptr) {
+      pool.discard(*conn);
+      *conn = nullptr;
+    }
+  }
+  for (backend::DedicatedConn*& conn : subscriber_) {
+    if (conn != nullptr) {
+      pool.discard(conn);
+      conn = nullptr;
+    }
+  }
+}
+
+}  // namespace sp::session

@@ -1,0 +1,180 @@
+// SessionState: what a client connection carries beyond plain request/reply. A plain session has
+// none (a null pointer in ClientSession); one is made when a client first needs it:
+//   - authentication (auth.password / auth.users): who the client is and what it may run
+//     (client_auth.h), from accept while AUTH is required;
+//   - a transaction, MULTI ... EXEC / DISCARD, and WATCH: pinned to one DedicatedConn of the
+//     transaction's shard (transaction.cc);
+//   - a blocking command (BLPOP, BLMOVE, BZPOPMIN, XREAD BLOCK, WAIT ...): a DedicatedConn of its
+//     key's shard, back to the pool after the reply (session_state.cc);
+//   - subscriptions: subscriber DedicatedConns, one per shard (pubsub.h);
+//   - whole-keyspace commands and CONFIG SET (keyspace_fanout.h), HELLO, AUTH, RESET.
+//
+// Ordering. Every request still gets its PendingRequest in the session's FIFO and replies still
+// leave in FIFO order (client_session.h). What is new is that a session's requests travel on
+// "lanes" — the shared pipelines, one dedicated connection, or the subscriber connections — and
+// two lanes keep no order between them. So a request whose lane differs from the lane of the
+// requests before it is deferred (left unconsumed, reading paused) until the FIFO is empty, that
+// is until everything sent before it has been answered. Lanes change rarely (MULTI's first
+// keyed command, the command after EXEC, a BLPOP), and a plain session never changes lane.
+//
+// Dedicated connections are never leaked: released to the pool when no longer needed (after
+// EXEC / DISCARD / UNWATCH, after a blocking reply, after the last UNSUBSCRIBE), discarded
+// (closed) when the client goes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backend/dedicated_conn.h"
+#include "config/config.h"
+#include "resp/command_table.h"
+#include "resp/request_parser.h"
+#include "session/client_auth.h"
+#include "session/pending_request.h"
+#include "session/pubsub.h"
+
+namespace sp::session {
+
+class ClientSession;
+
+// A transaction in progress (between MULTI and EXEC / DISCARD).
+struct Transaction {
+  bool active = false;      // MULTI was answered +OK: commands are being queued
+  bool aborted = false;     // a command was refused while queuing: EXEC gets -EXECABORT
+  bool multi_sent = false;  // MULTI went out on the pinned connection
+  int32_t slot = -1;        // the slot every key must hash to (WATCH's, or the first key's)
+  std::string held;         // commands queued before the shard was known (answered +QUEUED)
+  uint32_t held_count = 0;  // commands in `held`
+  uint32_t queued = 0;      // commands queued so far (CLIENT LIST multi=)
+  std::string broken;       // the pinned connection failed: EXEC gets this error
+  void reset() { *this = Transaction{}; }
+};
+
+class SessionState final : public backend::DedicatedOwner {
+ public:
+  enum class Verdict : uint8_t {
+    kContinue,  // plain request: ClientSession routes it as usual
+    kHandled,   // answered, queued or sent here
+    kDefer,     // not consumed: stop reading, and offer it again once the FIFO is empty
+  };
+
+  explicit SessionState(ClientSession& session);
+  ~SessionState();
+  SessionState(const SessionState&) = delete;
+  SessionState& operator=(const SessionState&) = delete;
+
+  // True when a session without state must still come here for `cmd` (nullptr: unknown).
+  static bool wanted(const resp::CommandInfo* cmd, const config::Config& config) {
+    return (cmd != nullptr &&
+            (cmd->flags & (resp::kCmdSession | resp::kCmdFanout | resp::kCmdBlocking)) != 0) ||
+           !config.deny_commands.empty();
+  }
+
+  // ClientSession::start: a state for clients that must authenticate (parser limits lowered).
+  static void onAccept(ClientSession& session);
+
+  // Every request of a session with a state, and those wanted() by a session without one (which
+  // then gets a state). `cmd` is table.resolve(args), nullptr when unknown.
+  static Verdict dispatch(ClientSession& session, const resp::RequestFrame& frame,
+                          std::string_view raw, const resp::CommandInfo* cmd);
+
+  // The client is gone (ClientSession::close, after its FIFO was orphaned): every dedicated
+  // connection is discarded.
+  void onClose();
+
+  // For CLIENT INFO / LIST.
+  bool authenticated() const { return authenticated_; }
+  const UserRights& rights() const { return rights_; }
+  const Subscriptions* subscriptions() const { return subs_.get(); }
+  const Transaction& transaction() const { return tx_; }
+  bool watching() const { return watching_; }
+
+  // AUTH / HELLO AUTH succeeded (client_commands.cc).
+  void authenticatedAs(const UserRights& rights);
+
+  // backend::DedicatedOwner
+  void onDedicatedPush(backend::DedicatedConn& conn, std::string_view push) override;
+  void onDedicatedIdle(backend::DedicatedConn& conn) override;
+  void onDedicatedFailed(backend::DedicatedConn& conn) override;
+
+ private:
+  enum class Lane : uint8_t { kShared, kDedicated, kSubscriber };
+
+  Verdict route(const resp::RequestFrame& frame, std::string_view raw,
+                const resp::CommandInfo* cmd);
+
+  // Lanes: true (and the lane taken) when a request may go on `lane` / `conn` now.
+  bool mayTake(Lane lane, const backend::DedicatedConn* conn);
+  bool fifoEmpty() const;
+
+  // Helpers for requests answered here.
+  PendingRequest* queueRequest(const resp::CommandInfo* cmd);
+  void reply(std::string_view bytes);   // in FIFO order
+  void refuse(std::string_view error);  // in FIFO order, counted as refused
+  std::string_view commandBytes(const resp::RequestFrame& frame, std::string_view raw);
+  net::Worker& worker();
+  uint64_t clientId() const;
+
+  // session_state.cc
+  Verdict onBlocking(const resp::RequestFrame& frame, std::string_view raw,
+                     const resp::CommandInfo& cmd);
+  Verdict onWait(const resp::RequestFrame& frame, std::string_view raw,
+                 const resp::CommandInfo& cmd);
+  Verdict onPinnedShard(const resp::RequestFrame& frame, std::string_view raw,
+                        const resp::CommandInfo& cmd);
+  Verdict onReset(const resp::CommandInfo& cmd);
+  Verdict sendOnConn(backend::DedicatedConn** slot, uint16_t shard, const resp::CommandInfo& cmd,
+                     std::string_view bytes, bool blocking);
+  void releaseIfUnneeded();
+
+  // keyspace_fanout.cc
+  Verdict onFanout(const resp::RequestFrame& frame, std::string_view raw,
+                   const resp::CommandInfo& cmd);
+
+  // transaction.cc
+  Verdict onTransactionCommand(const resp::RequestFrame& frame, std::string_view raw,
+                               const resp::CommandInfo* cmd);
+  Verdict onMulti();
+  Verdict onExec(std::string_view raw, const resp::CommandInfo& cmd);
+  Verdict onDiscard(std::string_view raw, const resp::CommandInfo& cmd);
+  Verdict onWatch(const resp::RequestFrame& frame, std::string_view raw,
+                  const resp::CommandInfo& cmd);
+  Verdict onUnwatch(std::string_view raw, const resp::CommandInfo& cmd);
+  // Pins the transaction's connection (shard of tx_.slot, or shard 0) and sends MULTI and the
+  // held commands on it. kDefer when the lane is busy; *error set when no connection was had.
+  Verdict startMulti(std::string* error);
+  void abortTransaction(std::string_view error);
+  bool needsPinned() const { return watching_ || tx_.multi_sent; }
+
+  // pubsub.cc
+  bool subscribed() const { return subs_ != nullptr && subs_->total() > 0; }
+  Verdict onSubscribed(const resp::RequestFrame& frame, const resp::CommandInfo* cmd);
+  Verdict onPubSub(const resp::RequestFrame& frame, const resp::CommandInfo& cmd);
+  backend::DedicatedConn* subscriberConn(uint16_t shard, std::string* error);
+  void dropIdleSubscriberConns();
+
+  // client_commands.cc
+  Verdict onAuth(const resp::RequestFrame& frame, const resp::CommandInfo& cmd);
+  Verdict onHello(const resp::RequestFrame& frame, const resp::CommandInfo& cmd);
+
+  ClientSession& session_;
+  bool authenticated_ = true;
+  UserRights rights_;
+  Lane lane_ = Lane::kShared;
+  const backend::DedicatedConn* lane_conn_ = nullptr;  // kDedicated: which one
+  Transaction tx_;
+  bool watching_ = false;
+  int32_t watch_slot_ = -1;
+  backend::DedicatedConn* pinned_ = nullptr;    // WATCH / MULTI
+  backend::DedicatedConn* blocking_ = nullptr;  // the blocking command's
+  std::unique_ptr<Subscriptions> subs_;
+  std::vector<backend::DedicatedConn*> subscriber_;  // [shard]
+
+  friend class ClientCommands;
+};
+
+}  // namespace sp::session

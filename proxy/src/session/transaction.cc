@@ -1,0 +1,296 @@
+// Transactions: MULTI / EXEC / DISCARD / WATCH / UNWATCH on a connection pinned to one shard.
+//
+// MULTI is answered +OK by the proxy, which then holds the transaction's commands (answering
+// +QUEUED itself) until the first keyed command fixes the slot — or WATCH has fixed it already.
+// Then the pinned DedicatedConn of that slot's shard gets MULTI, the held commands (their +QUEUED
+// dropped), and from then on each command as it comes (its reply forwarded). Every key of the
+// transaction, WATCH's included, must hash to that slot, as in Redis Cluster: a key of another
+// slot gets -CROSSSLOT and the transaction is marked aborted, so EXEC answers -EXECABORT (and
+// DISCARDs on the shard). Any other refusal while queuing aborts it the same way, as Redis does.
+// EXEC, DISCARD and UNWATCH end the need for the connection; it goes back to the pool once it
+// has answered them.
+#include "net/worker.h"
+#include "route/key_slot.h"
+#include "session/client_session.h"
+#include "session/session_checks.h"
+#include "session/session_state.h"
+
+namespace sp::session {
+namespace {
+
+constexpr std::string_view kMulti = "*1\r\n$5\r\nMULTI\r\n";
+constexpr std::string_view kDiscard = "*1\r\n$7\r\nDISCARD\r\n";
+constexpr std::string_view kUnwatch = "*1\r\n$7\r\nUNWATCH\r\n";
+
+// The one slot of the request's keys: -1 without keys, -2 when they span slots.
+int32_t slotOfKeys(std::span<const std::string_view> args, std::span<const uint32_t> keys) {
+  int32_t slot = -1;
+  for (uint32_t k : keys) {
+    const int32_t s = route::keySlot(args[k]);
+    if (slot == -1) {
+      slot = s;
+    } else if (s != slot) {
+      return -2;
+    }
+  }
+  return slot;
+}
+
+}  // namespace
+
+void SessionState::abortTransaction(std::string_view error) {
+  tx_.aborted = true;
+  refuse(error);
+}
+
+SessionState::Verdict SessionState::onMulti() {
+  tx_.reset();
+  tx_.active = true;
+  if (watching_) {
+    tx_.slot = watch_slot_;
+  }
+  reply("+OK\r\n");
+  return Verdict::kHandled;
+}
+
+SessionState::Verdict SessionState::onTransactionCommand(const resp::RequestFrame& frame,
+                                                         std::string_view raw,
+                                                         const resp::CommandInfo* cmd) {
+  std::span<const std::string_view> args(frame.args);
+  if (cmd == nullptr) {
+    abortTransaction(unknownCommandError(args));
+    return Verdict::kHandled;
+  }
+  const std::string_view name = cmd->name;
+  if (name == "exec") {
+    return onExec(raw, *cmd);
+  }
+  if (name == "discard") {
+    return onDiscard(raw, *cmd);
+  }
+  if (name == "multi") {
+    refuse("-ERR MULTI calls can not be nested\r\n");
+    return Verdict::kHandled;
+  }
+  if (name == "watch") {
+    refuse("-ERR WATCH inside MULTI is not allowed\r\n");
+    return Verdict::kHandled;
+  }
+  if (name == "quit") {
+    return Verdict::kContinue;
+  }
+  if (name == "reset") {
+    return onReset(*cmd);
+  }
+  if (const std::string error = requestError(cmd, args); !error.empty()) {
+    abortTransaction(error);
+    return Verdict::kHandled;
+  }
+  if (cmd->has(resp::kCmdFanout)) {
+    abortTransaction("-ERR command '" + commandLabel(name) +
+                     "' spans every shard and cannot be part of a transaction through "
+                     "shardproxy\r\n");
+    return Verdict::kHandled;
+  }
+  if ((cmd->has(resp::kCmdSession) && name != "unwatch" && name != "wait") ||
+      (cmd->has(resp::kCmdLocal) && name != "ping" && name != "echo")) {
+    abortTransaction("-ERR Command not allowed inside a transaction\r\n");
+    return Verdict::kHandled;
+  }
+  std::vector<uint32_t>& keys = worker().scratchKeys();
+  keys.clear();
+  if (!resp::extractKeys(*cmd, args, &keys)) {
+    abortTransaction(arityError(*cmd));
+    return Verdict::kHandled;
+  }
+  const int32_t slot = slotOfKeys(args, keys);
+  if (slot == -2 || (slot >= 0 && tx_.slot >= 0 && slot != tx_.slot)) {
+    abortTransaction(kCrossSlotError);
+    return Verdict::kHandled;
+  }
+  if (!tx_.broken.empty()) {
+    abortTransaction(tx_.broken);
+    return Verdict::kHandled;
+  }
+  const std::string_view bytes = commandBytes(frame, raw);
+  if (!tx_.multi_sent) {
+    if (slot < 0 && tx_.slot < 0 && pinned_ == nullptr) {
+      // No shard yet: hold it until one is known (or EXEC).
+      tx_.held.append(bytes);
+      ++tx_.held_count;
+      ++tx_.queued;
+      reply("+QUEUED\r\n");
+      return Verdict::kHandled;
+    }
+    const int32_t saved = tx_.slot;
+    if (tx_.slot < 0) {
+      tx_.slot = slot;
+    }
+    std::string error;
+    const Verdict v = startMulti(&error);
+    if (v == Verdict::kDefer) {
+      tx_.slot = saved;
+      return v;
+    }
+    if (!error.empty()) {
+      abortTransaction(error);
+      return Verdict::kHandled;
+    }
+  }
+  if (!mayTake(Lane::kDedicated, pinned_)) {
+    return Verdict::kDefer;
+  }
+  PendingRequest* request = queueRequest(cmd);
+  request->shard = pinned_->shard();
+  request->outstanding = 1;
+  pinned_->send(bytes, request, 0, 1, false);
+  ++tx_.queued;
+  return Verdict::kHandled;
+}
+
+SessionState::Verdict SessionState::startMulti(std::string* error) {
+  const uint16_t shard = pinned_ != nullptr ? pinned_->shard()
+                         : tx_.slot >= 0
+                             ? worker().topology().shardOfSlot(static_cast<uint16_t>(tx_.slot))
+                             : 0;
+  if (!mayTake(Lane::kDedicated, pinned_)) {
+    return Verdict::kDefer;
+  }
+  if (pinned_ == nullptr) {
+    pinned_ =
+        worker().dedicated().acquire(shard, backend::DedicatedConn::Mode::kCommands, this, error);
+    if (pinned_ == nullptr) {
+      return Verdict::kHandled;
+    }
+    lane_conn_ = pinned_;
+  }
+  pinned_->send(kMulti, nullptr, 0, 1, false);
+  if (tx_.held_count > 0) {
+    pinned_->send(tx_.held, nullptr, 0, tx_.held_count, false);
+  }
+  tx_.held.clear();
+  tx_.held_count = 0;
+  tx_.multi_sent = true;
+  return Verdict::kHandled;
+}
+
+SessionState::Verdict SessionState::onExec(std::string_view raw, const resp::CommandInfo& cmd) {
+  auto finish = [this] {
+    tx_.reset();
+    watching_ = false;
+    watch_slot_ = -1;
+  };
+  if (!tx_.broken.empty()) {
+    const std::string error = tx_.broken;
+    finish();
+    refuse(error);
+    releaseIfUnneeded();
+    return Verdict::kHandled;
+  }
+  if (tx_.aborted) {
+    if (pinned_ != nullptr && (tx_.multi_sent || watching_)) {
+      if (!mayTake(Lane::kDedicated, pinned_)) {
+        return Verdict::kDefer;
+      }
+      pinned_->send(tx_.multi_sent ? kDiscard : kUnwatch, nullptr, 0, 1, false);
+    }
+    finish();
+    refuse("-EXECABORT Transaction discarded because of previous errors.\r\n");
+    releaseIfUnneeded();
+    return Verdict::kHandled;
+  }
+  if (!tx_.multi_sent) {
+    if (tx_.held_count == 0 && !watching_) {
+      finish();
+      reply("*0\r\n");
+      return Verdict::kHandled;
+    }
+    std::string error;
+    const Verdict v = startMulti(&error);
+    if (v == Verdict::kDefer) {
+      return v;
+    }
+    if (!error.empty()) {
+      finish();
+      refuse(error);
+      return Verdict::kHandled;
+    }
+  }
+  if (!mayTake(Lane::kDedicated, pinned_)) {
+    return Verdict::kDefer;
+  }
+  PendingRequest* request = queueRequest(&cmd);
+  request->shard = pinned_->shard();
+  request->outstanding = 1;
+  pinned_->send(raw.starts_with("*") ? raw : std::string_view("*1\r\n$4\r\nEXEC\r\n"), request, 0,
+                1, false);
+  finish();
+  return Verdict::kHandled;  // the connection goes back to the pool once EXEC is answered
+}
+
+SessionState::Verdict SessionState::onDiscard(std::string_view raw, const resp::CommandInfo& cmd) {
+  if (pinned_ != nullptr && (tx_.multi_sent || watching_) && tx_.broken.empty()) {
+    if (!mayTake(Lane::kDedicated, pinned_)) {
+      return Verdict::kDefer;
+    }
+    if (tx_.multi_sent) {
+      PendingRequest* request = queueRequest(&cmd);
+      request->shard = pinned_->shard();
+      request->outstanding = 1;
+      pinned_->send(raw.starts_with("*") ? raw : kDiscard, request, 0, 1, false);
+    } else {
+      pinned_->send(kUnwatch, nullptr, 0, 1, false);  // DISCARD unwatches too
+      reply("+OK\r\n");
+    }
+  } else {
+    reply("+OK\r\n");
+  }
+  tx_.reset();
+  watching_ = false;
+  watch_slot_ = -1;
+  releaseIfUnneeded();
+  return Verdict::kHandled;
+}
+
+SessionState::Verdict SessionState::onWatch(const resp::RequestFrame& frame, std::string_view raw,
+                                            const resp::CommandInfo& cmd) {
+  std::span<const std::string_view> args(frame.args);
+  std::vector<uint32_t>& keys = worker().scratchKeys();
+  keys.clear();
+  if (!resp::extractKeys(cmd, args, &keys) || keys.empty()) {
+    refuse(arityError(cmd));
+    return Verdict::kHandled;
+  }
+  const int32_t slot = slotOfKeys(args, keys);
+  if (slot < 0 || (watching_ && slot != watch_slot_)) {
+    refuse(kCrossSlotError);
+    return Verdict::kHandled;
+  }
+  const uint16_t shard = worker().topology().shardOfSlot(static_cast<uint16_t>(slot));
+  const Verdict v = sendOnConn(&pinned_, shard, cmd, commandBytes(frame, raw), false);
+  if (v == Verdict::kHandled && pinned_ != nullptr) {
+    watching_ = true;
+    watch_slot_ = slot;
+  }
+  return v;
+}
+
+SessionState::Verdict SessionState::onUnwatch(std::string_view raw, const resp::CommandInfo& cmd) {
+  if (pinned_ == nullptr || !watching_) {
+    reply("+OK\r\n");
+    return Verdict::kHandled;
+  }
+  if (!mayTake(Lane::kDedicated, pinned_)) {
+    return Verdict::kDefer;
+  }
+  PendingRequest* request = queueRequest(&cmd);
+  request->shard = pinned_->shard();
+  request->outstanding = 1;
+  pinned_->send(raw.starts_with("*") ? raw : kUnwatch, request, 0, 1, false);
+  watching_ = false;
+  watch_slot_ = -1;
+  releaseIfUnneeded();
+  return Verdict::kHandled;
+}
+
+}  // namespace sp::session

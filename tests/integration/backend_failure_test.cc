@@ -1,0 +1,197 @@
+// Backends that fail: a shard killed or stalled under a verifying load through a 4-shard proxy,
+// replica reads, and AUTH to the shards. Every reply is checked against what its request must
+// get: the value last written for that key, or the shard's exact error, so a misrouted, stale or
+// misordered reply fails the test.
+#include <hiredis/hiredis.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <mutex>
+#include <regex>
+#include <thread>
+
+#include "harness.h"
+#include "verify_load.h"
+
+namespace sp::test {
+namespace {
+
+std::string proxyConfig(const std::string& dir, const std::string& shards_yaml,
+                        const std::string& backend_yaml) {
+  return writeFile(dir + "/proxy.yaml", "shards:\n" + shards_yaml + "backend:\n" + backend_yaml);
+}
+
+std::string shardsYaml(const std::vector<std::unique_ptr<RedisServer>>& shards) {
+  std::string out;
+  for (size_t i = 0; i < shards.size(); ++i) {
+    out += "  - name: shard" + std::to_string(i) + "\n    address: " + shards[i]->address() + "\n";
+  }
+  return out;
+}
+
+TEST(BackendFailureTest, KilledShardFailsItsKeysOnlyAndRecovers) {
+  auto shards = startShards(4);
+  TempDir dir;
+  const std::string conf = proxyConfig(dir.path(), shardsYaml(shards),
+                                       "  ping_interval_ms: 1000\n"
+                                       "  retry_timeout_ms: 1000\n"
+                                       "  retry_timeout_max_ms: 1000\n");
+  ProxyProcess proxy("", 2, {"--config", conf});
+  VerifyLoad load(proxy.port(), 4, 4);
+  std::this_thread::sleep_for(milliseconds(700));
+  const int victim = 1;
+  shards[victim]->kill9();
+  std::this_thread::sleep_for(milliseconds(500));
+  const uint64_t others_before = load.okFor(0) + load.okFor(2) + load.okFor(3);
+  std::this_thread::sleep_for(milliseconds(1500));
+  // While it is down, its keys fail with the shard's error and every other shard keeps serving.
+  EXPECT_GT(load.errorsFor(victim), 0u);
+  EXPECT_NE(load.lastError(victim).find("shard1 (127.0.0.1:"), std::string::npos)
+      << load.lastError(victim);
+  EXPECT_GT(load.okFor(0) + load.okFor(2) + load.okFor(3), others_before + 100);
+  for (int s : {0, 2, 3}) {
+    EXPECT_EQ(load.errorsFor(s), 0u) << "shard " << s << ": " << load.lastError(s);
+  }
+  const auto restarted = Clock::now();
+  shards[victim]->restart();
+  const auto deadline = restarted + std::chrono::seconds(5);
+  while (load.lastOk(victim) < restarted && Clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  const auto resumed_after =
+      std::chrono::duration_cast<milliseconds>(load.lastOk(victim) - restarted);
+  std::this_thread::sleep_for(milliseconds(300));
+  load.stop();
+  // Within two ping intervals of the restart, traffic for the shard resumes.
+  EXPECT_GT(load.lastOk(victim), restarted) << "no success for the restarted shard";
+  EXPECT_LT(resumed_after.count(), 2000);
+  EXPECT_EQ(load.mismatches(), 0u) << load.firstMismatch();
+  EXPECT_TRUE(proxy.process().alive());
+  Client c(proxy.port());
+  EXPECT_NE(c.cmd({"INFO", "shards"}).find("ejections="), std::string::npos);
+}
+
+TEST(BackendFailureTest, StalledShardTimesOutWithinTheBound) {
+  auto shards = startShards(4);
+  TempDir dir;
+  const std::string conf = proxyConfig(dir.path(), shardsYaml(shards), "  timeout_ms: 500\n");
+  ProxyProcess proxy("", 1, {"--config", conf});
+  std::string stalled_key;
+  for (int i = 0; stalled_key.empty(); ++i) {
+    std::string key = "stall:" + std::to_string(i);
+    if (shardOf(key, 4) == 2) {
+      stalled_key = key;
+    }
+  }
+  VerifyLoad load(proxy.port(), 4, 2);
+  std::this_thread::sleep_for(milliseconds(300));
+  shards[2]->pause();
+  Client probe(proxy.port());
+  const auto sent = Clock::now();
+  const std::string reply = probe.cmd({"GET", stalled_key});
+  const auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - sent);
+  EXPECT_NE(reply.find("unavailable: timeout after 500 ms"), std::string::npos) << reply;
+  EXPECT_LE(took.count(), 600) << "timeout + 100 ms";
+  // Other shards are untouched while it is stalled.
+  EXPECT_EQ(probe.cmd({"SET", "{other}x", "1"}).substr(0, 2),
+            shardOf("other", 4) == 2 ? "(e" : "OK");
+  std::this_thread::sleep_for(milliseconds(700));
+  shards[2]->resume();
+  std::this_thread::sleep_for(milliseconds(2500));
+  load.stop();
+  // Late replies from the resumed shard never reached the wrong request.
+  EXPECT_EQ(load.mismatches(), 0u) << load.firstMismatch();
+  EXPECT_GT(load.errorsFor(2), 0u);
+  EXPECT_EQ(probe.cmd({"SET", stalled_key, "back"}), "OK");
+  EXPECT_EQ(probe.cmd({"GET", stalled_key}), "back");
+}
+
+long commandCalls(uint16_t port, const std::string& command) {
+  Client c(port);
+  const std::string info = c.cmd({"INFO", "commandstats"});
+  const std::string needle = "cmdstat_" + command + ":calls=";
+  size_t at = info.find(needle);
+  return at == std::string::npos ? 0 : std::stol(info.substr(at + needle.size()));
+}
+
+TEST(BackendFailureTest, ReadsGoToTheReplicaWritesToThePrimary) {
+  RedisServer primary;
+  RedisServer replica({"--replicaof", "127.0.0.1", std::to_string(primary.port())});
+  TempDir dir;
+  const std::string conf = proxyConfig(dir.path(),
+                                       "  - name: shard0\n    address: " + primary.address() +
+                                           "\n    replicas: [" + replica.address() + "]\n",
+                                       "  read_from: prefer-replica\n");
+  ProxyProcess proxy("", 1, {"--config", conf});
+  Client c(proxy.port());
+  ASSERT_EQ(c.cmd({"SET", "rk", "v1"}), "OK");
+  Client direct_replica(replica.port());
+  for (int i = 0; i < 100 && direct_replica.cmd({"GET", "rk"}) != "v1"; ++i) {
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  const long replica_gets = commandCalls(replica.port(), "get");
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_EQ(c.cmd({"GET", "rk"}), "v1");
+  }
+  EXPECT_EQ(commandCalls(replica.port(), "get") - replica_gets, 50);
+  EXPECT_EQ(commandCalls(primary.port(), "get"), 0);
+  EXPECT_EQ(commandCalls(primary.port(), "set"), 1);
+  EXPECT_EQ(commandCalls(replica.port(), "set"), 0) << "writes never go to the replica";
+
+  // A failed replica falls back to the primary for reads.
+  replica.kill9();
+  int good = 0;
+  for (int i = 0; i < 40 && good < 5; ++i) {
+    good = c.cmd({"GET", "rk"}) == "v1" ? good + 1 : 0;
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  EXPECT_EQ(good, 5);
+  EXPECT_GE(commandCalls(primary.port(), "get"), 5);
+}
+
+TEST(BackendFailureTest, AuthWithPasswordAndAclUser) {
+  RedisServer with_password({"--requirepass", "s3cret"});
+  RedisServer with_user(
+      {"--user", "default", "off", "--user", "app", "on", ">apppass", "~*", "&*", "+@all"});
+  TempDir dir;
+  const std::string conf =
+      proxyConfig(dir.path(),
+                  "  - name: shard0\n    address: " + with_password.address() +
+                      "\n    password: s3cret\n"
+                      "  - name: shard1\n    address: " +
+                      with_user.address() + "\n    username: app\n    password: apppass\n",
+                  "  ping_interval_ms: 200\n");
+  ProxyProcess proxy("", 1, {"--config", conf});
+  Client c(proxy.port());
+  for (int i = 0; i < 20; ++i) {
+    const std::string key = "auth:" + std::to_string(i);
+    ASSERT_EQ(c.cmd({"SET", key, "v"}), "OK") << key;
+    ASSERT_EQ(c.cmd({"GET", key}), "v");
+  }
+  Client p(with_password.port());
+  EXPECT_EQ(p.cmd({"AUTH", "s3cret"}), "OK");
+  EXPECT_EQ(p.cmd({"DBSIZE"}).substr(0, 10), "(integer) ");
+  EXPECT_NE(p.cmd({"DBSIZE"}), "(integer) 0");
+  Client u(with_user.port());
+  EXPECT_EQ(u.cmd({"AUTH", "app", "apppass"}), "OK");
+  EXPECT_NE(u.cmd({"DBSIZE"}), "(integer) 0");
+
+  // A wrong password is reported as the shard's error, and the proxy stays up.
+  const std::string bad = proxyConfig(
+      dir.path(),
+      "  - name: shard0\n    address: " + with_password.address() + "\n    password: wrong\n",
+      "  ping_interval_ms: 200\n");
+  ProxyProcess bad_proxy("", 1, {"--config", bad});
+  Client b(bad_proxy.port());
+  const std::string reply = b.cmd({"GET", "x"});
+  EXPECT_NE(reply.find("unavailable: authentication failed: WRONGPASS"), std::string::npos)
+      << reply;
+  EXPECT_EQ(b.cmd({"PING"}), "PONG");
+  EXPECT_TRUE(bad_proxy.process().alive());
+}
+
+}  // namespace
+}  // namespace sp::test

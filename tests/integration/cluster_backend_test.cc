@@ -1,0 +1,221 @@
+// Redis Cluster as the backend: a real cluster built with redis-cli --cluster on loopback, and the
+// proxy in front of it (--cluster seeds). Routing agrees with redis-cli -c; live resharding under
+// a verifying load shows no error and no mismatch and really exercises MOVED/ASK.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "harness.h"
+#include "verify_load.h"
+
+namespace sp::test {
+namespace {
+
+// A port whose cluster bus port (port + 10000) is free as well.
+uint16_t freeClusterPort() {
+  for (;;) {
+    const uint16_t port = freePort();
+    if (port > 55000) {
+      continue;
+    }
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port + 10000));
+    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    ::close(fd);
+    if (ok) {
+      return port;
+    }
+  }
+}
+
+class ClusterNode {
+ public:
+  ClusterNode() : port_(freeClusterPort()) { start(); }
+  uint16_t port() const { return port_; }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  void kill9() { process_->stop(SIGKILL); }
+  std::string id() {
+    Client c(port_);
+    return c.cmd({"CLUSTER", "MYID"});
+  }
+
+ private:
+  void start() {
+    process_ = std::make_unique<Process>(
+        std::vector<std::string>{"/usr/bin/redis-server", "--port", std::to_string(port_), "--bind",
+                                 "127.0.0.1", "--cluster-enabled", "yes", "--cluster-config-file",
+                                 dir_.path() + "/nodes.conf", "--cluster-node-timeout", "2000",
+                                 "--save", "", "--appendonly", "no", "--dir", dir_.path()},
+        dir_.path() + "/redis.log");
+    EXPECT_TRUE(waitForPort(port_, std::chrono::seconds(10))) << process_->log();
+  }
+  TempDir dir_;
+  uint16_t port_;
+  std::unique_ptr<Process> process_;
+};
+
+bool clusterOk(const std::vector<std::unique_ptr<ClusterNode>>& nodes, size_t skip = SIZE_MAX) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (i == skip) {
+      continue;
+    }
+    Client c(nodes[i]->port());
+    if (c.cmd({"CLUSTER", "INFO"}).find("cluster_state:ok") == std::string::npos) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool waitFor(const std::function<bool()>& cond, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    if (cond()) {
+      return true;
+    }
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  return cond();
+}
+
+class ClusterBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string addrs;
+    for (int i = 0; i < 6; ++i) {
+      nodes_.push_back(std::make_unique<ClusterNode>());
+      addrs += " " + nodes_.back()->address();
+    }
+    const std::string out = commandOutput("redis-cli --cluster create" + addrs +
+                                          " --cluster-replicas 1 --cluster-yes 2>&1");
+    ASSERT_NE(out.find("All 16384 slots covered"), std::string::npos) << out;
+    ASSERT_TRUE(waitFor([&] { return clusterOk(nodes_); }, std::chrono::seconds(30)));
+    // Every node must see the three replicas attached, or a failover has no one to promote.
+    ASSERT_TRUE(waitFor(
+        [&] {
+          for (const auto& node : nodes_) {
+            const std::string all =
+                commandOutput("redis-cli -p " + std::to_string(node->port()) + " CLUSTER NODES");
+            size_t replicas = 0;
+            for (size_t at = all.find("slave"); at != std::string::npos;
+                 at = all.find("slave", at + 1)) {
+              ++replicas;
+            }
+            if (replicas != 3) {
+              return false;
+            }
+          }
+          return true;
+        },
+        std::chrono::seconds(30)));
+    proxy_ = std::make_unique<ProxyProcess>(
+        "", 2,
+        std::vector<std::string>{"--cluster", nodes_[0]->address() + "," + nodes_[1]->address()});
+  }
+
+  // The live masters, by CLUSTER NODES of node 0: address -> node id.
+  std::map<std::string, std::string> masterIds() {
+    std::map<std::string, std::string> ids;  // address -> id
+    std::string raw =
+        commandOutput("redis-cli -p " + std::to_string(nodes_[0]->port()) + " CLUSTER NODES");
+    std::istringstream in(raw);
+    std::string line;
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string id, addr, flags;
+      fields >> id >> addr >> flags;
+      if (flags.find("master") != std::string::npos && flags.find("fail") == std::string::npos) {
+        ids[addr.substr(0, addr.find('@'))] = id;
+      }
+    }
+    return ids;
+  }
+
+  std::vector<std::unique_ptr<ClusterNode>> nodes_;
+  std::unique_ptr<ProxyProcess> proxy_;
+};
+
+TEST_F(ClusterBackendTest, RoutingAgreesWithRedisCliCluster) {
+  Client c(proxy_->port());
+  const int kKeys = 10000;
+  for (int i = 0; i < kKeys; i += 500) {
+    for (int j = i; j < i + 500; ++j) {
+      const std::string key =
+          (j % 5 == 0 ? "{tag" + std::to_string(j % 37) + "}" : "") + "key:" + std::to_string(j);
+      redisAppendCommand(c.ctx(), "SET %s v%d", key.c_str(), j);
+    }
+    for (int j = i; j < i + 500; ++j) {
+      redisReply* r = nullptr;
+      ASSERT_EQ(redisGetReply(c.ctx(), reinterpret_cast<void**>(&r)), REDIS_OK);
+      ASSERT_EQ(render(r), "OK");
+      freeReplyObject(r);
+    }
+  }
+  // redis-cli -c follows the cluster's redirects itself: it must read back every value.
+  TempDir dir;
+  {
+    std::ofstream script(dir.path() + "/gets.txt");
+    for (int j = 0; j < kKeys; ++j) {
+      script << "GET " << (j % 5 == 0 ? "{tag" + std::to_string(j % 37) + "}" : "") << "key:" << j
+             << "\n";
+    }
+  }
+  const std::string out = commandOutput("redis-cli -c -p " + std::to_string(nodes_[2]->port()) +
+                                        " < " + dir.path() + "/gets.txt");
+  std::istringstream lines(out);
+  std::string line;
+  int j = 0;
+  int wrong = 0;
+  while (std::getline(lines, line) && j < kKeys) {
+    if (line.rfind("-> Redirected", 0) == 0) {
+      continue;  // redis-cli -c reports each redirect it follows
+    }
+    wrong += line == "v" + std::to_string(j) ? 0 : 1;
+    ++j;
+  }
+  EXPECT_EQ(j, kKeys);
+  EXPECT_EQ(wrong, 0);
+  // And the proxy agrees with what was written straight into the cluster.
+  commandOutput("redis-cli -c -p " + std::to_string(nodes_[1]->port()) + " SET direct:1 d1");
+  EXPECT_EQ(c.cmd({"GET", "direct:1"}), "d1");
+  EXPECT_EQ(c.cmd({"MGET", "key:1", "key:2", "{tag5}key:5", "key:3"}), "[v1, v2, v5, v3]");
+  EXPECT_EQ(c.cmd({"RENAME", "key:1", "key:2"}).rfind("(error) CROSSSLOT", 0), 0u);
+}
+
+TEST_F(ClusterBackendTest, LiveReshardingUnderLoadShowsNoErrors) {
+  VerifyLoad load(proxy_->port(), 1, 4);
+  std::this_thread::sleep_for(milliseconds(500));
+  auto ids = masterIds();
+  ASSERT_EQ(ids.size(), 3u);
+  const std::string from = ids.begin()->second;
+  const std::string to = std::next(ids.begin())->second;
+  const std::string out = commandOutput(
+      "redis-cli --cluster reshard " + nodes_[0]->address() + " --cluster-from " + from +
+      " --cluster-to " + to + " --cluster-slots 1000 --cluster-yes --cluster-pipeline 10 2>&1");
+  std::this_thread::sleep_for(milliseconds(1500));
+  load.stop();
+  EXPECT_EQ(load.mismatches(), 0u) << load.firstMismatch();
+  EXPECT_EQ(load.errorsFor(0), 0u) << load.lastError(0);
+  EXPECT_GT(load.okFor(0), 1000u);
+  Client c(proxy_->port());
+  const std::string stats = c.cmd({"INFO", "stats"});
+  auto counter = [&](const std::string& name) {
+    size_t at = stats.find(name + ":");
+    return at == std::string::npos ? -1L : std::stol(stats.substr(at + name.size() + 1));
+  };
+  EXPECT_GT(counter("cluster_moved_redirects") + counter("cluster_ask_redirects"), 0)
+      << "resharding did not exercise MOVED/ASK\n"
+      << out.substr(0, 2000);
+}
+
+}  // namespace
+}  // namespace sp::test

@@ -1,0 +1,109 @@
+"""A real Prometheus server (Debian package prometheus) scraping the real proxy every second.
+
+Starts 3 redis-server shards, shardproxy with /metrics on a free port and Prometheus on another
+(its own config and --storage.tsdb.path in a temp dir), runs a load through the proxy and asserts
+through Prometheus's HTTP query API that rate(shardproxy_requests_total[10s]) > 0, that a killed
+shard shows as down (shardproxy_backend_up == 0), and that every expression of the Grafana
+dashboard evaluates and every metric it names has been ingested. All processes are stopped by
+PID.
+"""
+
+import os
+import shutil
+import signal
+import tempfile
+import threading
+import time
+
+import pytest
+import redis
+
+import sp_procs
+
+
+def wait_for(what, fn, timeout=45.0, interval=0.5):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = fn()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError("timed out waiting for %s (last: %r)" % (what, last))
+
+
+@pytest.fixture
+def procs():
+    if not os.access(sp_procs.PROMETHEUS, os.X_OK):
+        pytest.skip("prometheus (Debian package prometheus) is not installed")
+    tmp = tempfile.mkdtemp(prefix="sp-prom-")
+    p = sp_procs.Processes(tmp)
+    yield p
+    p.close()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_prometheus_sees_the_load_and_a_dead_shard(procs):
+    shards = [procs.redis("shard%d" % i) for i in range(3)]
+    _, port, metrics = procs.proxy([s[1] for s in shards], workers=2)
+    _, prom = procs.prometheus(["127.0.0.1:%d" % metrics])
+
+    stop = threading.Event()
+    errors = []
+
+    def load(n):
+        try:
+            r = redis.Redis(host="127.0.0.1", port=port, socket_timeout=10)
+            i = 0
+            while not stop.is_set():
+                pipe = r.pipeline(transaction=False)
+                for k in range(20):
+                    pipe.set("load:%d:%d" % (n, k), i)
+                    pipe.get("load:%d:%d" % (n, k))
+                pipe.execute(raise_on_error=False)
+                i += 1
+                time.sleep(0.005)
+        except Exception as e:  # noqa: BLE001 - reported by the test
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=load, args=(n,), daemon=True) for n in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        up = wait_for("the proxy target to be up",
+                      lambda: sp_procs.query(prom, 'up{job="shardproxy"} == 1'))
+        assert len(up) == 1
+        rates = wait_for("rate(shardproxy_requests_total[10s]) > 0",
+                         lambda: [s for s in sp_procs.query(
+                             prom, "rate(shardproxy_requests_total[10s])")
+                             if float(s["value"][1]) > 0])
+        assert {s["metric"]["class"] for s in rates} >= {"read", "write"}
+        total = sp_procs.query(prom, "sum(rate(shardproxy_requests_total[10s]))")
+        assert float(total[0]["value"][1]) > 10
+        # Every shard is up, then shard2 dies.
+        assert len(sp_procs.query(prom, "shardproxy_backend_up == 1")) == 3
+        os.kill(shards[2][0].pid, signal.SIGKILL)
+        shards[2][0].wait()
+        down = wait_for("shard2 to show as down",
+                        lambda: sp_procs.query(prom, 'shardproxy_backend_up{shard="shard2"} == 0'))
+        assert down[0]["metric"]["role"] == "primary"
+        assert len(sp_procs.query(prom, "shardproxy_backend_up == 1")) == 2
+        # Requests to the dead shard are counted as unavailable.
+        wait_for("unavailable requests",
+                 lambda: sp_procs.query(
+                     prom, 'increase(shardproxy_requests_total{result="unavailable"}[10s]) > 0'))
+
+        # The Grafana dashboard: every expression evaluates, every metric is ingested.
+        _, exprs = sp_procs.dashboard_exprs()
+        names = set()
+        for e in exprs:
+            sp_procs.query(prom, sp_procs.promql(e))  # raises on a PromQL error
+            names |= sp_procs.metric_names(e)
+        missing = [n for n in sorted(names)
+                   if not sp_procs.query(prom, 'count({__name__="%s"})' % n)]
+        assert not missing, "dashboard metrics Prometheus has no series of: %s" % missing
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=15)
+    assert not errors or all("shard2" in e or "unavailable" in e for e in errors), errors

@@ -1,0 +1,78 @@
+// Tests MetricsServer: serves a Collectable on /metrics over real loopback HTTP, and reports an
+// address it cannot bind as an error instead of throwing.
+#include "metrics/metrics_server.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "metrics/family_set.h"
+
+namespace sp::metrics {
+namespace {
+
+class OneGauge : public prometheus::Collectable {
+ public:
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    FamilySet set;
+    set.add("shardproxy_test_value", "A value for the test", Type::kGauge, {}, 42);
+    return set.take();
+  }
+};
+
+// GET path from 127.0.0.1:port; the whole response (headers and body).
+std::string httpGet(uint16_t port, const std::string& path) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return "";
+  }
+  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+  if (write(fd, request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
+    close(fd);
+    return "";
+  }
+  std::string out;
+  char buf[4096];
+  ssize_t n = 0;
+  while ((n = read(fd, buf, sizeof buf)) > 0) {
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
+TEST(MetricsServerTest, ServesTheCollectableOnMetrics) {
+  auto collectable = std::make_shared<OneGauge>();
+  MetricsServer server;
+  std::string error;
+  ASSERT_TRUE(server.start("127.0.0.1:0", collectable, &error)) << error;
+  ASSERT_NE(server.port(), 0);
+  const std::string response = httpGet(server.port(), "/metrics");
+  EXPECT_NE(response.find("200 OK"), std::string::npos) << response;
+  EXPECT_NE(response.find("shardproxy_test_value 42"), std::string::npos) << response;
+  server.stop();
+}
+
+TEST(MetricsServerTest, AnAddressInUseIsAnError) {
+  auto collectable = std::make_shared<OneGauge>();
+  MetricsServer first;
+  std::string error;
+  ASSERT_TRUE(first.start("127.0.0.1:0", collectable, &error)) << error;
+  MetricsServer second;
+  EXPECT_FALSE(second.start("127.0.0.1:" + std::to_string(first.port()), collectable, &error));
+  EXPECT_NE(error.find("metrics.listen"), std::string::npos) << error;
+  EXPECT_EQ(second.port(), 0);
+}
+
+}  // namespace
+}  // namespace sp::metrics

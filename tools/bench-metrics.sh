@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# What metrics cost on the request path: builds shardproxy twice (Release, -DSHARDPROXY_METRICS=ON
+# and OFF, in build-bench-metrics-on/ and build-bench-metrics-off/), starts 4 local redis-server
+# shards, then alternates runs of the same redis-benchmark load through each variant (ROUNDS
+# each, the order flipped every round so drift hits both), and prints every run, the median QPS
+# of each variant and the ratio on/off. The "on" proxy serves /metrics and is scraped every
+# second while it runs, as Prometheus would. The bar (issue 8) is a ratio >= 0.98.
+#
+# Usage: tools/bench-metrics.sh            (env: ROUNDS=5 REQUESTS=400000 PIPELINE=16 CLIENTS=50
+#                                           WORKERS=1 JOBS=2 SKIP_BUILD=0)
+# Numbers from this script on a shared machine are only meaningful as the ratio of one run.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROUNDS="${ROUNDS:-5}"
+REQUESTS="${REQUESTS:-400000}"
+PIPELINE="${PIPELINE:-16}"
+CLIENTS="${CLIENTS:-50}"
+WORKERS="${WORKERS:-1}"
+JOBS="${JOBS:-2}"
+SHARDS=4
+TMP="$(mktemp -d /tmp/sp-bench-metrics.XXXXXX)"
+PIDS=()
+
+cleanup() {
+  local pid
+  for pid in "${PIDS[@]}"; do
+    kill "$pid" 2>/dev/null || true
+  done
+  for pid in "${PIDS[@]}"; do
+    wait "$pid" 2>/dev/null || true
+  done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() {
+  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+wait_port() {  # port pid
+  local i
+  for i in $(seq 1 300); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
+      return 0
+    fi
+    kill -0 "$2" 2>/dev/null || return 1
+    sleep 0.02
+  done
+  return 1
+}
+
+build() {  # variant ON|OFF
+  local dir="$ROOT/build-bench-metrics-${1,,}"
+  cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DSHARDPROXY_TESTS=OFF \
+    -DSHARDPROXY_METRICS="$1" >/dev/null
+  cmake --build "$dir" -j"$JOBS" --target shardproxy >/dev/null
+  echo "$dir/proxy/shardproxy"
+}
+
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+  echo "bench-metrics: building Release with metrics on and off (-j$JOBS)..."
+fi
+BIN_ON="$ROOT/build-bench-metrics-on/proxy/shardproxy"
+BIN_OFF="$ROOT/build-bench-metrics-off/proxy/shardproxy"
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+  BIN_ON="$(build ON)"
+  BIN_OFF="$(build OFF)"
+fi
+
+SHARD_LIST=""
+for i in $(seq 1 $SHARDS); do
+  port="$(free_port)"
+  mkdir -p "$TMP/shard$i"
+  redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$TMP/shard$i" \
+    --daemonize no >"$TMP/shard$i.log" 2>&1 &
+  PIDS+=($!)
+  wait_port "$port" $! || { echo "bench-metrics: redis-server did not start" >&2; exit 1; }
+  SHARD_LIST+="${SHARD_LIST:+,}127.0.0.1:$port"
+done
+
+run_one() {  # variant binary -> prints QPS (SET and GET averaged)
+  local variant="$1" bin="$2" port metrics_flag scraper="" proxy qps
+  port="$(free_port)"
+  if [ "$variant" = on ]; then
+    local mport
+    mport="$(free_port)"
+    metrics_flag="127.0.0.1:$mport"
+  else
+    metrics_flag="off"
+  fi
+  "$bin" --port "$port" --workers "$WORKERS" --shards "$SHARD_LIST" --metrics-listen "$metrics_flag" \
+    --log-level warn >"$TMP/proxy-$variant.log" 2>&1 &
+  proxy=$!
+  wait_port "$port" $proxy || { echo "bench-metrics: proxy did not start" >&2; cat "$TMP/proxy-$variant.log" >&2; exit 1; }
+  if [ "$variant" = on ]; then
+    /usr/bin/python3 - "$mport" <<'PY' &
+import sys, time, urllib.request
+url = "http://127.0.0.1:%s/metrics" % sys.argv[1]
+while True:
+    try:
+        urllib.request.urlopen(url, timeout=5).read()
+    except OSError:
+        pass
+    time.sleep(1)
+PY
+    scraper=$!
+  fi
+  qps="$(redis-benchmark -p "$port" -t set,get -n "$REQUESTS" -P "$PIPELINE" -c "$CLIENTS" -d 256 \
+          -r 100000 --csv 2>/dev/null |
+        awk -F'","' 'NR > 1 { gsub(/"/, "", $2); sum += $2; n++ } END { if (n) printf "%.0f", sum / n }')"
+  [ -n "$scraper" ] && { kill "$scraper" 2>/dev/null || true; wait "$scraper" 2>/dev/null || true; }
+  kill "$proxy" 2>/dev/null || true
+  wait "$proxy" 2>/dev/null || true
+  echo "${qps:-0}"
+}
+
+median() {
+  sort -n | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.0f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+
+echo "bench-metrics: $ROUNDS rounds of redis-benchmark -t set,get -n $REQUESTS -P $PIPELINE" \
+  "-c $CLIENTS -d 256 -r 100000 through shardproxy ($WORKERS worker, $SHARDS shards)"
+ON=()
+OFF=()
+for r in $(seq 1 "$ROUNDS"); do
+  if [ $((r % 2)) -eq 1 ]; then order=(on off); else order=(off on); fi
+  for v in "${order[@]}"; do
+    if [ "$v" = on ]; then q="$(run_one on "$BIN_ON")"; ON+=("$q"); else q="$(run_one off "$BIN_OFF")"; OFF+=("$q"); fi
+    printf "  round %d  metrics %-3s  %8s QPS\n" "$r" "$v" "$q"
+  done
+done
+MED_ON="$(printf '%s\n' "${ON[@]}" | median)"
+MED_OFF="$(printf '%s\n' "${OFF[@]}" | median)"
+RATIO="$(awk -v a="$MED_ON" -v b="$MED_OFF" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')"
+echo "bench-metrics: median QPS metrics on $MED_ON, off $MED_OFF, ratio on/off $RATIO" \
+  "(bar: >= 0.98)"

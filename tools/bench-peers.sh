@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Benchmarks shardproxy against its peer twemproxy (Debian's nutcracker) and one redis-server,
+# all in one run on this machine: redis-benchmark -t set,get -d 256 -r 100000 -c 50 -n N, once
+# plain and once with -P 16. Prints QPS and CPU microseconds per request for each proxy process
+# (utime+stime from /proc/<pid>/stat over the run, divided by the requests), the shards' own CPU
+# per request (summed over the 4 redis-servers) and the ratio shardproxy/twemproxy, as Markdown.
+#
+#   tools/bench-peers.sh [-n REQUESTS_PER_TEST]     (default 100000; about a minute in all)
+#
+# Uses build/proxy/shardproxy (SP_BUILD_DIR or SHARDPROXY_BIN to override), building it (Release)
+# when missing. Everything it starts is stopped by PID on exit.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+N=100000
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -n) N="$2"; shift ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "bench-peers: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+BUILD_DIR="${SP_BUILD_DIR:-build}"
+case "$BUILD_DIR" in /*) ;; *) BUILD_DIR="$ROOT/$BUILD_DIR" ;; esac
+export SHARDPROXY_BIN="${SHARDPROXY_BIN:-$BUILD_DIR/proxy/shardproxy}"
+for tool in redis-server redis-benchmark nutcracker; do
+  command -v "$tool" >/dev/null || { echo "bench-peers: $tool missing (tools/install-deps.sh)" >&2; exit 1; }
+done
+if [ ! -x "$SHARDPROXY_BIN" ]; then
+  cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$BUILD_DIR" --target shardproxy -j"$(nproc)" | tail -n 1
+fi
+
+export SP_RUN_DIR="$(mktemp -d /tmp/shardproxy-bench.XXXXXX)"
+NC_PID=""
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  if [ -n "$NC_PID" ] && kill -0 "$NC_PID" 2>/dev/null; then
+    kill -TERM "$NC_PID" 2>/dev/null || true
+    wait "$NC_PID" 2>/dev/null || true
+  fi
+  tools/local-shards.sh stop >/dev/null || true
+  rm -rf "$SP_RUN_DIR"
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+free_port() {
+  /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+tools/local-shards.sh start 4 --proxy --workers 1 >/dev/null
+SP_PORT="$(cat "$SP_RUN_DIR/proxy.port")"
+SP_PID="$(cat "$SP_RUN_DIR/proxy.pid")"
+SHARD_PIDS=()
+SHARD_PORTS=()
+for i in 0 1 2 3; do
+  SHARD_PIDS+=("$(cat "$SP_RUN_DIR/shard$i.pid")")
+  SHARD_PORTS+=("$(cat "$SP_RUN_DIR/shard$i.port")")
+done
+
+# twemproxy over the same 4 shards: one connection per shard, crc16 over the {hash tag}, modula.
+NC_PORT="$(free_port)"
+NC_STATS_PORT="$(free_port)"
+{
+  echo "shardproxy_peers:"
+  echo "  listen: 127.0.0.1:$NC_PORT"
+  echo "  hash: crc16"
+  echo "  hash_tag: \"{}\""
+  echo "  distribution: modula"
+  echo "  redis: true"
+  echo "  server_connections: 1"
+  echo "  auto_eject_hosts: false"
+  echo "  preconnect: true"
+  echo "  timeout: 5000"
+  echo "  servers:"
+  for i in 0 1 2 3; do
+    echo "   - 127.0.0.1:${SHARD_PORTS[$i]}:1 shard$i"
+  done
+} >"$SP_RUN_DIR/nutcracker.yml"
+nutcracker -t -c "$SP_RUN_DIR/nutcracker.yml" >/dev/null 2>&1 ||
+  { echo "bench-peers: nutcracker rejects its config" >&2; cat "$SP_RUN_DIR/nutcracker.yml" >&2; exit 1; }
+nutcracker -c "$SP_RUN_DIR/nutcracker.yml" -a 127.0.0.1 -s "$NC_STATS_PORT" \
+  -p "$SP_RUN_DIR/nutcracker.pid" -o "$SP_RUN_DIR/nutcracker.log" </dev/null &
+NC_PID=$!
+for _ in $(seq 1 100); do
+  redis-cli -h 127.0.0.1 -p "$NC_PORT" SET bench:probe 1 2>/dev/null | grep -q OK && break
+  sleep 0.1
+done
+redis-cli -h 127.0.0.1 -p "$NC_PORT" GET bench:probe 2>/dev/null | grep -q 1 ||
+  { echo "bench-peers: twemproxy did not start" >&2; cat "$SP_RUN_DIR/nutcracker.log" >&2; exit 1; }
+
+TCK="$(getconf CLK_TCK)"
+ticks() {  # pids... -> utime+stime summed, in clock ticks
+  local total=0 pid f
+  for pid in "$@"; do
+    # Fields after the ")" of the command name: state is $1, utime is $12, stime is $13.
+    f="$(sed 's/.*) //' "/proc/$pid/stat")"
+    total=$((total + $(echo "$f" | awk '{print $12 + $13}')))
+  done
+  echo "$total"
+}
+us_per_req() {  # ticks requests -> microseconds per request, 2 decimals
+  awk -v t="$1" -v r="$2" -v hz="$TCK" 'BEGIN { printf "%.2f", t * 1e6 / hz / r }'
+}
+
+ROWS=()
+declare -A CPU
+run() {  # name port pid pipeline
+  local name="$1" port="$2" pid="$3" pipe="$4"
+  local p0 s0 p1 s1 out set get
+  p0=0
+  [ "$pid" != "-" ] && p0="$(ticks "$pid")"
+  s0="$(ticks "${SHARD_PIDS[@]}")"
+  out="$(timeout 300 redis-benchmark -h 127.0.0.1 -p "$port" -t set,get -d 256 -r 100000 -c 50 \
+    -n "$N" -P "$pipe" -q 2>/dev/null | tr '\r' '\n')"
+  s1="$(ticks "${SHARD_PIDS[@]}")"
+  p1=0
+  [ "$pid" != "-" ] && p1="$(ticks "$pid")"
+  set="$(echo "$out" | awk '/^SET: .*requests per second/ {print $2}' | tail -n 1)"
+  get="$(echo "$out" | awk '/^GET: .*requests per second/ {print $2}' | tail -n 1)"
+  local reqs=$((2 * N)) pcpu="—"
+  if [ "$pid" != "-" ]; then
+    pcpu="$(us_per_req $((p1 - p0)) $reqs)"
+    CPU["$name/$pipe"]="$pcpu"
+  fi
+  ROWS+=("| $name | $pipe | ${set:-?} | ${get:-?} | $pcpu | $(us_per_req $((s1 - s0)) $reqs) |")
+}
+
+echo "bench-peers: redis-benchmark -t set,get -d 256 -r 100000 -c 50 -n $N [-P 16]" \
+  "against shardproxy (1 worker), twemproxy and one shard; 4 shards, $(nproc) cores" >&2
+for pipe in 1 16; do
+  run shardproxy "$SP_PORT" "$SP_PID" "$pipe"
+  run twemproxy "$NC_PORT" "$NC_PID" "$pipe"
+  run "redis-server (direct)" "${SHARD_PORTS[0]}" - "$pipe"
+done
+
+echo
+echo "| target | -P | SET req/s | GET req/s | proxy CPU µs/req | shards CPU µs/req |"
+echo "|---|---:|---:|---:|---:|---:|"
+printf '%s\n' "${ROWS[@]}"
+echo
+for pipe in 1 16; do
+  ratio="$(awk -v a="${CPU[shardproxy/$pipe]}" -v b="${CPU[twemproxy/$pipe]}" \
+    'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')"
+  echo "CPU per request, shardproxy/twemproxy at -P $pipe: $ratio"
+done
+echo
+echo "Command: tools/bench-peers.sh -n $N ($(date -u +%Y-%m-%d), $(nproc) cores; client, proxies and shards share them)"
