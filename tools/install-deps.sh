@@ -7,7 +7,7 @@ packages=(
   build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
   libuv1-dev libhiredis-dev libyaml-cpp-dev libspdlog-dev libfmt-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  redis-server redis-tools redis-sentinel nutcracker prometheus
+  redis-server redis-tools redis-sentinel nutcracker prometheus librsvg2-bin
   python3 python3-redis python3-pytest procps iproute2
 )
 

@@ -1,31 +1,7 @@
 // Label mappings of the per-worker statistics and the stable per-shard table.
 #include "net/worker_stats.h"
 
-#include "resp/command_table.h"
-
 namespace sp::net {
-
-CommandClass commandClass(const resp::CommandInfo* cmd) {
-  if (cmd == nullptr) {
-    return CommandClass::kOther;
-  }
-  if (cmd->has(resp::kCmdProxy)) {
-    return CommandClass::kAdmin;
-  }
-  if (cmd->has(resp::kCmdLocal)) {
-    return CommandClass::kLocal;
-  }
-  if (cmd->has(resp::kCmdSplit)) {
-    return CommandClass::kMultiKey;
-  }
-  if (cmd->has(resp::kCmdWrite)) {
-    return CommandClass::kWrite;
-  }
-  if (cmd->has(resp::kCmdReadOnly)) {
-    return CommandClass::kRead;
-  }
-  return CommandClass::kOther;
-}
 
 CloseReason closeReason(std::string_view why) {
   if (why == "client closed") {

@@ -19,11 +19,8 @@
 #include "core/counter.h"
 #include "metrics/hot_counter.h"
 #include "metrics/latency_histogram.h"
+#include "resp/command_table.h"
 #include "resp/parse_status.h"
-
-namespace sp::resp {
-struct CommandInfo;
-}
 
 namespace sp::net {
 
@@ -100,7 +97,28 @@ inline constexpr std::array<std::string_view, kCommandClasses> kCommandClassName
     "read", "write", "multikey", "local", "admin", "other"};
 // read: Redis "readonly"; write: Redis "write"; multikey: split-capable (MGET, MSET, DEL, ...);
 // local: answered by the proxy; admin: PROXY ...; other: the rest (EVAL, unknown commands, ...).
-CommandClass commandClass(const resp::CommandInfo* cmd);
+// Inline: called once per request.
+inline CommandClass commandClass(const resp::CommandInfo* cmd) {
+  if (cmd == nullptr) {
+    return CommandClass::kOther;
+  }
+  if (cmd->has(resp::kCmdProxy)) {
+    return CommandClass::kAdmin;
+  }
+  if (cmd->has(resp::kCmdLocal)) {
+    return CommandClass::kLocal;
+  }
+  if (cmd->has(resp::kCmdSplit)) {
+    return CommandClass::kMultiKey;
+  }
+  if (cmd->has(resp::kCmdWrite)) {
+    return CommandClass::kWrite;
+  }
+  if (cmd->has(resp::kCmdReadOnly)) {
+    return CommandClass::kRead;
+  }
+  return CommandClass::kOther;
+}
 
 // How a request ended: ok; error (the shard, or the proxy for a local command, answered an error
 // reply); unavailable (its shard was down, ejected or failed it); refused (unknown, unsupported,

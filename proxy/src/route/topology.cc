@@ -8,12 +8,17 @@ namespace sp::route {
 std::string ShardAddress::label() const {
   std::string out = name;
   out += " (";
-  if (host.find(':') != std::string::npos) {
-    out += "[" + host + "]";
-  } else {
-    out += host;
+  const bool v6 = host.find(':') != std::string::npos;
+  if (v6) {
+    out += '[';
   }
-  out += ":" + std::to_string(port) + ")";
+  out += host;
+  if (v6) {
+    out += ']';
+  }
+  out += ':';
+  out += std::to_string(port);
+  out += ')';
   return out;
 }
 

@@ -40,7 +40,9 @@ void recordSlowRequest(net::Worker& worker, const PendingRequest& request, uint6
 // a slow log entry.
 inline void observeCompletion(net::Worker& worker, const PendingRequest& request,
                               std::string_view reply) {
-  const uint64_t duration_us = (monoNanos() - request.start_ns) / 1000;
+  // The backend hook has just read the clock for the reply that completes the request.
+  const uint64_t now = request.reply_ns != 0 ? request.reply_ns : monoNanos();
+  const uint64_t duration_us = (now - request.start_ns) / 1000;
   net::WorkerStats& stats = worker.stats();
   const net::CommandClass cls = net::commandClass(request.cmd);
   stats.countRequest(cls, replyResult(reply));
@@ -52,11 +54,13 @@ inline void observeCompletion(net::Worker& worker, const PendingRequest& request
 
 // One backend reply to a client request (a fragment, for a split one), before it is handed to
 // the session: the shard's duration histogram, error replies, MOVED/ASK.
-inline void observeBackendReply(net::ShardStats& stats, const PendingRequest& request,
+inline void observeBackendReply(net::ShardStats& stats, PendingRequest& request,
                                 std::string_view reply) {
   if constexpr (metrics::kMetricsEnabled) {
-    stats.duration.observe((monoNanos() - request.start_ns) / 1000);
+    request.reply_ns = monoNanos();
+    stats.duration.observe((request.reply_ns - request.start_ns) / 1000);
   }
+
   if (!reply.empty() && reply[0] == '-') {
     stats.reply_errors.add();
     if (reply.starts_with("-MOVED ")) {
