@@ -10,7 +10,6 @@
 #include <chrono>
 #include <fstream>
 #include <mutex>
-#include <regex>
 #include <thread>
 
 #include "harness.h"
