@@ -62,7 +62,7 @@ SHARD_PORT="$(cat "$SP_RUN_DIR/shard0.port")"
 
 bench() {  # port -> "SET_QPS GET_QPS"
   local out
-  out="$(timeout 300 redis-benchmark -h 127.0.0.1 -p "$1" -t set,get -d 256 -r 100000 -c 50 \
+  out="$(timeout --foreground 300 redis-benchmark -h 127.0.0.1 -p "$1" -t set,get -d 256 -r 100000 -c 50 \
     -n "$REQUESTS" -q 2>/dev/null | tr '\r' '\n')"
   local set get
   set="$(echo "$out" | awk '/^SET: .*requests per second/ {print $2}' | tail -n 1)"
