@@ -30,6 +30,9 @@ class Buffer {
   void commit(size_t n) { wpos_ += n; }
 
   void append(const char* data, size_t n) {
+    if (n == 0) {
+      return;  // an empty view may carry a null pointer, which memcpy must not see
+    }
     ensureWritable(n);
     std::memcpy(buf_.get() + wpos_, data, n);
     wpos_ += n;

@@ -8,7 +8,9 @@ namespace sp::session {
 
 void SlowLogEntry::copy(char* dst, size_t size, std::string_view src) {
   const size_t n = std::min(size - 1, src.size());
-  std::memcpy(dst, src.data(), n);
+  if (n > 0) {
+    std::memcpy(dst, src.data(), n);
+  }
   dst[n] = '\0';
 }
 
