@@ -31,6 +31,35 @@ std::string shardsYaml(const std::vector<std::unique_ptr<RedisServer>>& shards) 
   return out;
 }
 
+// With no traffic at all, the health PINGs alone must keep every connection up: a PING queued by
+// the timer is sent at once, not when the loop next wakes for another reason (which used to be
+// the request timeout, so idle connections were recycled every other second).
+TEST(BackendFailureTest, IdleConnectionsStayUpOnPingsAlone) {
+  auto shards = startShards(2);
+  TempDir dir;
+  const std::string conf = proxyConfig(dir.path(), shardsYaml(shards),
+                                       "  ping_interval_ms: 200\n"
+                                       "  timeout_ms: 150\n");
+  ProxyProcess proxy("", 1, {"--config", conf});
+  std::this_thread::sleep_for(milliseconds(2000));  // about 10 pings per connection
+  Client c(proxy.port());
+  const std::string shards_info = c.cmd({"PROXY", "SHARDS"});
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = shards_info.find(what); at != std::string::npos;
+         at = shards_info.find(what, at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  EXPECT_EQ(count("state, up,"), 2u) << shards_info;
+  EXPECT_EQ(count("timeouts, (integer) 0,"), 2u) << shards_info;
+  EXPECT_EQ(count("reconnects, (integer) 0,"), 2u) << shards_info;
+  EXPECT_EQ(count("ping_failures, (integer) 0,"), 2u) << shards_info;
+  EXPECT_EQ(proxy.process().log().find("down:"), std::string::npos) << proxy.process().log();
+  EXPECT_EQ(c.cmd({"SET", "idle", "1"}), "OK");
+}
+
 TEST(BackendFailureTest, KilledShardFailsItsKeysOnlyAndRecovers) {
   auto shards = startShards(4);
   TempDir dir;

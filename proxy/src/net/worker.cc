@@ -384,10 +384,22 @@ bool Worker::redirect(session::PendingRequest* request, uint32_t fragment, std::
   return true;
 }
 
+// Work deferred to the check phase must not wait for the poll phase: a PING queued by the ping
+// timer, or a reply produced by a timer or the mailbox, would otherwise sit until the poll
+// returned for some other reason (up to the next timer, i.e. the request timeout). The idle
+// handle makes the coming poll not block; onCheck stops it once everything is flushed.
+void Worker::wakeForFlush() {
+  if (!idle_active_ && !closed_) {
+    idle_active_ = true;
+    uv_idle_start(&idle_, [](uv_idle_t*) {});
+  }
+}
+
 void Worker::markDirty(session::ClientSession* s) {
   if (!s->dirty) {
     s->dirty = true;
     dirty_sessions_.push_back(s);
+    wakeForFlush();
   }
 }
 
@@ -395,6 +407,7 @@ void Worker::markDirty(backend::BackendConn* b) {
   if (!b->dirty) {
     b->dirty = true;
     dirty_backends_.push_back(b);
+    wakeForFlush();
   }
 }
 
@@ -402,6 +415,7 @@ void Worker::markResume(session::ClientSession* s) {
   if (!s->resume_pending) {
     s->resume_pending = true;
     resume_sessions_.push_back(s);
+    wakeForFlush();
   }
 }
 
@@ -431,8 +445,9 @@ void Worker::onCheck() {
   const bool pending =
       !resume_sessions_.empty() || !dirty_backends_.empty() || !dirty_sessions_.empty();
   if (pending && !closed_) {
-    uv_idle_start(&idle_, [](uv_idle_t*) {});
-  } else {
+    wakeForFlush();
+  } else if (idle_active_) {
+    idle_active_ = false;
     uv_idle_stop(&idle_);
   }
 }
@@ -487,6 +502,7 @@ void Worker::closeEverything() {
   uv_close(reinterpret_cast<uv_handle_t*>(&ping_timer_), nullptr);
   uv_check_stop(&check_);
   uv_close(reinterpret_cast<uv_handle_t*>(&check_), nullptr);
+  idle_active_ = false;
   uv_idle_stop(&idle_);
   uv_close(reinterpret_cast<uv_handle_t*>(&idle_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&stop_async_), nullptr);

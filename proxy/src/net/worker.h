@@ -119,6 +119,7 @@ class Worker {
   void run();
   void onConnection(int status);
   void onCheck();
+  void wakeForFlush();
   void onStopRequested();
   void onDrainTimer();
   void onPingTimer();
@@ -147,6 +148,7 @@ class Worker {
   uv_timer_t drain_timer_{};
   uv_timer_t ping_timer_{};
   uv_idle_t idle_{};  // keeps the loop from blocking while deferred work remains
+  bool idle_active_ = false;
   bool draining_ = false;
   bool closed_ = false;
   uint64_t drain_deadline_ms_ = 0;
