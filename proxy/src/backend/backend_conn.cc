@@ -1,15 +1,15 @@
 // Pipelined backend connection: connect, batched writes, reply framing, failure and reconnect.
 #include "backend/backend_conn.h"
 
-#include <netdb.h>
-
 #include <algorithm>
 #include <array>
 #include <cstring>
 
 #include <spdlog/spdlog.h>
 
+#include "backend/resolve.h"
 #include "core/assert.h"
+#include "core/clock.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
 #include "session/client_session.h"
@@ -26,31 +26,6 @@ bool isRedirect(std::string_view reply) {
          (reply.substr(1, 6) == "MOVED " || reply.substr(1, 4) == "ASK ");
 }
 constexpr size_t kMinReadSpace = 64 * 1024;
-
-// Resolves host:port to a socket address; literals need no lookup.
-bool resolve(const std::string& host, uint16_t port, sockaddr_storage* out) {
-  std::memset(out, 0, sizeof(*out));
-  if (uv_ip4_addr(host.c_str(), port, reinterpret_cast<sockaddr_in*>(out)) == 0) {
-    return true;
-  }
-  if (uv_ip6_addr(host.c_str(), port, reinterpret_cast<sockaddr_in6*>(out)) == 0) {
-    return true;
-  }
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  if (getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) {
-    return false;
-  }
-  std::memcpy(out, res->ai_addr, res->ai_addrlen);
-  if (res->ai_family == AF_INET) {
-    reinterpret_cast<sockaddr_in*>(out)->sin_port = htons(port);
-  } else {
-    reinterpret_cast<sockaddr_in6*>(out)->sin6_port = htons(port);
-  }
-  freeaddrinfo(res);
-  return true;
-}
 
 }  // namespace
 
@@ -109,7 +84,7 @@ void BackendConn::start() {
 
 void BackendConn::connect() {
   sockaddr_storage addr;
-  if (!resolve(address_.host, address_.port, &addr)) {
+  if (!resolveAddress(address_.host, address_.port, &addr)) {
     fail("cannot resolve host");
     return;
   }
@@ -175,6 +150,7 @@ void BackendConn::onConnected(int status) {
   }
   spdlog::debug("worker {}: connected to {}", worker_.index(), address_.label());
   if (!fifo_.empty()) {
+    noteProgress();
     armRequestTimer();
   }
   if (!out_.empty()) {
@@ -223,14 +199,20 @@ void BackendConn::queue(std::string_view bytes, session::PendingRequest* request
   if (link_ == Link::kUp) {
     worker_.markDirty(this);
     if (was_empty) {
+      noteProgress();  // nothing was outstanding: the timeout counts from now
       armRequestTimer();
     }
   }
 }
 
+void BackendConn::noteProgress() { last_progress_ms_ = uv_now(worker_.loop()); }
+
 void BackendConn::armRequestTimer() {
-  uv_timer_start(&request_timer_, &BackendConn::onRequestTimerCb,
-                 worker_.config().backend_timeout_ms, 0);
+  if (!request_timer_armed_) {
+    request_timer_armed_ = true;
+    uv_timer_start(&request_timer_, &BackendConn::onRequestTimerCb,
+                   worker_.config().backend_timeout_ms, 0);
+  }
 }
 
 void BackendConn::ping() {
@@ -305,6 +287,7 @@ void BackendConn::onRead(ssize_t nread) {
     return;
   }
   in_.commit(static_cast<size_t>(nread));
+  read_ns_ = metrics::kMetricsEnabled ? monoNanos() : 0;
   while (!in_.empty() && link_ == Link::kUp) {
     size_t consumed = 0;
     resp::ReplyInfo info;
@@ -328,10 +311,11 @@ void BackendConn::onRead(ssize_t nread) {
     }
     in_.consume(consumed);
   }
-  if (fifo_.empty()) {
-    uv_timer_stop(&request_timer_);
-  } else {
-    armRequestTimer();
+  // Progress: the armed timer (if any) sees it when it fires, and goes quiet if the FIFO is
+  // empty by then.
+  if (nread > 0) {
+    noteProgress();
+    timeout_confirming_ = false;
   }
 }
 
@@ -343,7 +327,8 @@ void BackendConn::complete(std::string_view reply) {
   const session::OpKind kind = op->kind;
   worker_.ops().release(op);
   if (kind == session::OpKind::kRequest) {
-    session::observeBackendReply(stats_, *request, reply);  // histogram, error replies, MOVED/ASK
+    // The duration histogram, error replies, MOVED/ASK.
+    session::observeBackendReply(stats_, *request, reply, read_ns_);
   }
   if (retiring_ && fifo_.empty()) {
     // The last request sent before the connection was replaced has its reply: deliver it, then
@@ -358,7 +343,6 @@ void BackendConn::complete(std::string_view reply) {
     case session::OpKind::kRequest:
       healthy();
       if (worker_.config().cluster_mode && isRedirect(reply)) {
-        (reply[1] == 'A' ? stats_.ask : stats_.moved).add();
         if (worker_.redirect(request, fragment, reply)) {
           return;  // sent again to the node the cluster named
         }
@@ -441,6 +425,8 @@ void BackendConn::closeSocket() {
     uv_timer_stop(&timer_);
     uv_timer_stop(&request_timer_);
   }
+  request_timer_armed_ = false;
+  timeout_confirming_ = false;
   out_.clear();
   in_.clear();
   scanner_.reset();
@@ -535,9 +521,28 @@ void BackendConn::onTimerCb(uv_timer_t* timer) {
 
 void BackendConn::onRequestTimerCb(uv_timer_t* timer) {
   auto* self = static_cast<BackendConn*>(timer->data);
+  self->request_timer_armed_ = false;
   if (self->shut_down_ || self->link_ != Link::kUp || self->fifo_.empty()) {
+    self->timeout_confirming_ = false;
     return;
   }
+  const uint64_t timeout = self->worker_.config().backend_timeout_ms;
+  const uint64_t idle = uv_now(self->worker_.loop()) - self->last_progress_ms_;
+  if (idle < timeout) {
+    self->request_timer_armed_ = true;  // progress since it was armed: wait for the rest
+    uv_timer_start(&self->request_timer_, &BackendConn::onRequestTimerCb, timeout - idle, 0);
+    return;
+  }
+  if (!self->timeout_confirming_) {
+    // libuv runs due timers before it polls, so after the worker itself was descheduled for
+    // longer than the timeout, replies may be waiting unread in the socket. Look once more
+    // after the next poll before failing the connection.
+    self->timeout_confirming_ = true;
+    self->request_timer_armed_ = true;
+    uv_timer_start(&self->request_timer_, &BackendConn::onRequestTimerCb, 1, 0);
+    return;
+  }
+  self->timeout_confirming_ = false;
   self->stats_.timeouts.add();
   self->fail("timeout after " + std::to_string(self->worker_.config().backend_timeout_ms) + " ms");
 }

@@ -105,6 +105,11 @@ class BackendConn {
   void closeSocket();
   void complete(std::string_view reply);
   void healthy();  // a good reply arrived
+  // The request timeout counts from the last progress (a reply read, or the FIFO becoming
+  // non-empty). Progress only stamps last_progress_ms_; the timer is armed once and, when it
+  // fires, re-arms itself for the time left, so a busy connection does not touch the timer heap
+  // on every read.
+  void noteProgress();
   void armRequestTimer();
 
   net::Worker& worker_;
@@ -135,10 +140,14 @@ class BackendConn {
   uv_timer_t timer_{};          // connect timeout while connecting; reconnect/ejection delay
   uv_timer_t request_timer_{};  // request timeout while the FIFO is not empty
   bool timers_open_ = false;
+  bool request_timer_armed_ = false;
+  bool timeout_confirming_ = false;  // expired once; confirmed after the next poll
+  uint64_t last_progress_ms_ = 0;    // uv_now() of the last reply read (or first op queued)
 
-  Buffer out_;        // bytes not yet handed to the kernel
-  Buffer write_buf_;  // bytes of the uv_write in flight
-  Buffer in_;         // replies received, not yet complete
+  Buffer out_;            // bytes not yet handed to the kernel
+  Buffer write_buf_;      // bytes of the uv_write in flight
+  Buffer in_;             // replies received, not yet complete
+  uint64_t read_ns_ = 0;  // when the current read returned (metrics builds), for every reply in it
   resp::ReplyScanner scanner_;
   IntrusiveQueue<session::BackendOp, &session::BackendOp::next> fifo_;
 };

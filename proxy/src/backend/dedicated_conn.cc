@@ -1,8 +1,6 @@
 // Dedicated backend connections: connect, ordered ops, subscriber pushes, failure, idle pool.
 #include "backend/dedicated_conn.h"
 
-#include <netdb.h>
-
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -10,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "backend/backend_conn.h"
+#include "backend/resolve.h"
 #include "core/assert.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
@@ -20,30 +19,6 @@ namespace sp::backend {
 namespace {
 
 constexpr size_t kMinReadSpace = 16 * 1024;
-
-bool resolve(const std::string& host, uint16_t port, sockaddr_storage* out) {
-  std::memset(out, 0, sizeof(*out));
-  if (uv_ip4_addr(host.c_str(), port, reinterpret_cast<sockaddr_in*>(out)) == 0) {
-    return true;
-  }
-  if (uv_ip6_addr(host.c_str(), port, reinterpret_cast<sockaddr_in6*>(out)) == 0) {
-    return true;
-  }
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  if (getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) {
-    return false;
-  }
-  std::memcpy(out, res->ai_addr, res->ai_addrlen);
-  if (res->ai_family == AF_INET) {
-    reinterpret_cast<sockaddr_in*>(out)->sin_port = htons(port);
-  } else {
-    reinterpret_cast<sockaddr_in6*>(out)->sin6_port = htons(port);
-  }
-  freeaddrinfo(res);
-  return true;
-}
 
 // A pub/sub message as redis-server 7 sends it in RESP2: ["message", channel, payload],
 // ["pmessage", pattern, channel, payload] or ["smessage", channel, payload].
@@ -85,7 +60,7 @@ void DedicatedConn::start() {
     ops_.push_back(op);
   }
   sockaddr_storage addr;
-  if (!resolve(address_.host, address_.port, &addr)) {
+  if (!resolveAddress(address_.host, address_.port, &addr)) {
     fail("cannot resolve host");
     return;
   }
