@@ -117,6 +117,21 @@ class ClusterBackendTest : public ::testing::Test {
           return true;
         },
         std::chrono::seconds(30)));
+    // And every replica must have finished its first sync: a replica that never synced counts
+    // as too stale to be promoted, so a killed master would never be failed over.
+    ASSERT_TRUE(waitFor(
+        [&] {
+          for (const auto& node : nodes_) {
+            Client n(node->port());
+            const std::string info = n.cmd({"INFO", "replication"});
+            if (info.find("role:slave") != std::string::npos &&
+                info.find("master_link_status:up") == std::string::npos) {
+              return false;
+            }
+          }
+          return true;
+        },
+        std::chrono::seconds(30)));
     proxy_ = std::make_unique<ProxyProcess>(
         "", 2,
         std::vector<std::string>{"--cluster", nodes_[0]->address() + "," + nodes_[1]->address()});
@@ -215,6 +230,166 @@ TEST_F(ClusterBackendTest, LiveReshardingUnderLoadShowsNoErrors) {
   EXPECT_GT(counter("cluster_moved_redirects") + counter("cluster_ask_redirects"), 0)
       << "resharding did not exercise MOVED/ASK\n"
       << out.substr(0, 2000);
+}
+
+TEST_F(ClusterBackendTest, KilledMasterIsFailedOverWithoutRestart) {
+  Client c(proxy_->port());
+  // A key of node 0's slots (node 0 is a master: redis-cli --cluster create makes the first
+  // three addresses the masters).
+  std::string key;
+  for (int i = 0; key.empty(); ++i) {
+    const std::string k = "failover:" + std::to_string(i);
+    Client direct(nodes_[0]->port());
+    if (direct.cmd({"GET", k}).rfind("(error) MOVED", 0) != 0) {
+      key = k;
+    }
+  }
+  ASSERT_EQ(c.cmd({"SET", key, "before"}), "OK");
+  const pid_t pid = proxy_->process().pid();
+  nodes_[0]->kill9();
+  // The cluster notices (node timeout 2 s) and promotes node 0's replica: wait until a surviving
+  // node serves the key's slot itself and the cluster is whole again.
+  ASSERT_TRUE(waitFor(
+      [&] {
+        for (size_t i = 1; i < nodes_.size(); ++i) {
+          Client n(nodes_[i]->port());
+          const std::string role = n.cmd({"ROLE"});
+          if (role.rfind("[master", 0) == 0 && n.cmd({"GET", key}) == "before") {
+            return clusterOk(nodes_, 0);
+          }
+        }
+        return false;
+      },
+      std::chrono::seconds(30)));
+  const auto failed_over = Clock::now();
+  std::string last;
+  const bool written = waitFor(
+      [&] {
+        last = c.cmd({"SET", key, "after"});
+        return last == "OK";
+      },
+      std::chrono::seconds(10));
+  EXPECT_TRUE(written) << "last reply: " << last;
+  EXPECT_EQ(c.cmd({"GET", key}), "after");
+  EXPECT_LT(Clock::now() - failed_over, std::chrono::seconds(10));
+  // Keys of the other masters kept working, and it is the same proxy process.
+  EXPECT_EQ(c.cmd({"SET", "other:1", "x"}), "OK");
+  EXPECT_EQ(proxy_->process().pid(), pid);
+  EXPECT_FALSE(proxy_->process().exitedOnItsOwn());
+  // Once the topology settles, no request of the load times out on a kept connection: the
+  // proxy's per-shard errors stop growing.
+  VerifyLoad load(proxy_->port(), 1, 2);
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  load.stop();
+  EXPECT_EQ(load.mismatches(), 0u) << load.firstMismatch();
+  EXPECT_EQ(load.errorsFor(0), 0u) << load.lastError(0);
+  EXPECT_GT(load.okFor(0), 100u);
+}
+
+TEST_F(ClusterBackendTest, NewMasterAndRebalanceArePickedUp) {
+  VerifyLoad load(proxy_->port(), 1, 2);
+  auto extra = std::make_unique<ClusterNode>();
+  const std::string add = commandOutput("redis-cli --cluster add-node " + extra->address() + " " +
+                                        nodes_[0]->address() + " 2>&1");
+  ASSERT_NE(add.find("[OK] New node added correctly"), std::string::npos) << add;
+  ASSERT_TRUE(waitFor(
+      [&] {
+        return commandOutput("redis-cli -p " + std::to_string(extra->port()) + " CLUSTER INFO")
+                   .find("cluster_state:ok") != std::string::npos;
+      },
+      std::chrono::seconds(20)));
+  const std::string out = commandOutput("redis-cli --cluster rebalance " + nodes_[0]->address() +
+                                        " --cluster-use-empty-masters --cluster-pipeline 10 2>&1");
+  ASSERT_NE(out.find("Moving"), std::string::npos) << out.substr(0, 2000);
+  // The proxy's shard list gains the new master without a restart.
+  Client c(proxy_->port());
+  std::string shards;
+  EXPECT_TRUE(waitFor(
+      [&] {
+        shards = c.cmd({"PROXY", "SHARDS"});
+        return shards.find(extra->address()) != std::string::npos;
+      },
+      std::chrono::seconds(10)))
+      << shards;
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  load.stop();
+  EXPECT_EQ(load.mismatches(), 0u) << load.firstMismatch();
+  EXPECT_EQ(load.errorsFor(0), 0u) << load.lastError(0);
+  EXPECT_GT(load.okFor(0), 1000u);
+  // And keys on the new master are served straight from it: write one through the proxy, read
+  // it from the node directly.
+  std::string key;
+  for (int i = 0; key.empty() && i < 100000; ++i) {
+    const std::string k = "newmaster:" + std::to_string(i);
+    Client direct(extra->port());
+    if (direct.cmd({"GET", k}).rfind("(error) MOVED", 0) != 0) {
+      key = k;
+    }
+  }
+  ASSERT_FALSE(key.empty());
+  EXPECT_EQ(c.cmd({"SET", key, "fresh"}), "OK");
+  Client direct(extra->port());
+  EXPECT_EQ(direct.cmd({"GET", key}), "fresh");
+}
+
+TEST_F(ClusterBackendTest, ReplicaReadsUseTheClusterReplicas) {
+  TempDir dir;
+  const std::string conf = writeFile(dir.path() + "/proxy.yaml",
+                                     "backend:\n  mode: cluster\n  cluster_seeds: [" +
+                                         nodes_[1]->address() + "]\n  read_from: replica-only\n");
+  ProxyProcess replica_proxy("", 1, {"--config", conf});
+  Client c(replica_proxy.port());
+  const int kKeys = 300;
+  for (int i = 0; i < kKeys; ++i) {
+    ASSERT_EQ(c.cmd({"SET", "rr:" + std::to_string(i), std::to_string(i)}), "OK");
+  }
+  // Replication is asynchronous: wait until every replica has caught up with its master.
+  ASSERT_TRUE(waitFor(
+      [&] {
+        for (const auto& node : nodes_) {
+          Client n(node->port());
+          const std::string info = n.cmd({"INFO", "keyspace"});
+          const std::string role = n.cmd({"ROLE"});
+          if (role.rfind("[slave", 0) == 0 && info.find("keys=") == std::string::npos) {
+            return false;
+          }
+        }
+        return true;
+      },
+      std::chrono::seconds(10)));
+  // CLUSTER SLOTS lists a replica only once its replication offset is non-zero (after the first
+  // writes): the periodic refresh brings the replicas in, with a READONLY connection each.
+  std::string shards;
+  ASSERT_TRUE(waitFor(
+      [&] {
+        shards = c.cmd({"PROXY", "SHARDS"});
+        size_t up = 0;
+        for (size_t at = shards.find("replica_connections_up, (integer) 1,");
+             at != std::string::npos;
+             at = shards.find("replica_connections_up, (integer) 1,", at + 1)) {
+          ++up;
+        }
+        return up == 3;
+      },
+      std::chrono::seconds(15)))
+      << shards;
+  for (int i = 0; i < kKeys; ++i) {
+    ASSERT_EQ(c.cmd({"GET", "rr:" + std::to_string(i)}), std::to_string(i)) << i;
+  }
+  // Every GET was served by a replica (READONLY on its connection), none by a master.
+  uint64_t replica_gets = 0;
+  uint64_t master_gets = 0;
+  for (const auto& node : nodes_) {
+    Client n(node->port());
+    const std::string stats = n.cmd({"INFO", "commandstats"});
+    const size_t at = stats.find("cmdstat_get:calls=");
+    const uint64_t calls = at == std::string::npos ? 0 : std::stoull(stats.substr(at + 18));
+    (n.cmd({"ROLE"}).rfind("[slave", 0) == 0 ? replica_gets : master_gets) += calls;
+  }
+  EXPECT_EQ(replica_gets, static_cast<uint64_t>(kKeys));
+  EXPECT_EQ(master_gets, 0u);
+  // Writes still go to the masters.
+  EXPECT_EQ(c.cmd({"SET", "rr:w", "1"}), "OK");
 }
 
 }  // namespace
