@@ -6,10 +6,15 @@
 # of each variant and the ratio on/off. The "on" proxy serves /metrics and is scraped every
 # second while it runs, as Prometheus would. The bar (issue 8) is a QPS ratio >= 0.98. On a
 # shared, noisy machine the proxy's CPU time per request (utime+stime from /proc over the run)
-# is the steadier measure of the same cost, so it is printed too (ratio on/off <= 1.02).
+# is the steadier measure of the same cost, so it is printed too (ratio on/off <= 1.02), and,
+# when valgrind is installed, the proxy's instructions per request counted by callgrind (the
+# difference between a short and a long run of the same load, so start-up cancels out), which
+# other tenants of the machine cannot disturb (INSTRUCTIONS=0 skips it).
 #
 # Usage: tools/bench-metrics.sh            (env: ROUNDS=5 REQUESTS=400000 PIPELINE=16 CLIENTS=50
-#                                           WORKERS=1 JOBS=2 SKIP_BUILD=0)
+#                                           WORKERS=1 JOBS=2 SKIP_BUILD=0 INSTRUCTIONS=1)
+# The callgrind runs use --metrics-listen off for both binaries: they count the request path
+# only (what SHARDPROXY_METRICS compiles in or out), not the scrapes.
 # Numbers from this script on a shared machine are only meaningful as the ratio of one run.
 set -euo pipefail
 
@@ -41,9 +46,9 @@ free_port() {
   /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
-wait_port() {  # port pid
+wait_port() {  # port pid [tries of 20 ms, default 300]
   local i
-  for i in $(seq 1 300); do
+  for i in $(seq 1 "${3:-300}"); do
     if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
       return 0
     fi
@@ -130,6 +135,29 @@ PY
     'BEGIN { printf "%s %.3f\n", q, t / hz * 1e6 / n }'
 }
 
+# Sets IR to the instructions per request of binary $1 (callgrind). Runs in this shell, not in
+# $(...), so that the valgrind process is in PIDS for cleanup.
+instructions_per_request() {
+  local bin="$1" n ir=() port proxy out
+  for n in 10000 40000; do
+    port="$(free_port)"
+    out="$TMP/callgrind.$n.out"
+    valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" --port "$port" --workers 1 \
+      --shards "$SHARD_LIST" --metrics-listen off --log-level warn >"$TMP/valgrind.log" 2>&1 &
+    proxy=$!
+    PIDS+=("$proxy")
+    wait_port "$port" $proxy 3000 ||
+      { echo "bench-metrics: proxy under valgrind did not start" >&2; cat "$TMP/valgrind.log" >&2; exit 1; }
+    redis-benchmark -p "$port" -t set,get -n "$n" -P "$PIPELINE" -c 1 -d 256 -r 100000 -q \
+      >/dev/null 2>&1
+    kill "$proxy"
+    wait "$proxy" 2>/dev/null || true
+    ir+=("$(awk '/^totals:/ { print $2 }' "$out")")
+    [ -n "${ir[-1]}" ] || { echo "bench-metrics: no callgrind totals in $out" >&2; exit 1; }
+  done
+  IR="$(awk -v a="${ir[0]}" -v b="${ir[1]}" 'BEGIN { printf "%.0f", (b - a) / (2 * 30000) }')"
+}
+
 median() {
   sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
@@ -165,3 +193,12 @@ echo "bench-metrics: median QPS metrics on $MED_ON, off $MED_OFF, ratio on/off $
   "(bar: >= 0.98)"
 echo "bench-metrics: median proxy CPU per request on $CMED_ON us, off $CMED_OFF us," \
   "ratio on/off $CRATIO (bar: <= 1.02)"
+if [ "${INSTRUCTIONS:-1}" = 1 ] && command -v valgrind >/dev/null; then
+  instructions_per_request "$BIN_ON"
+  IR_ON="$IR"
+  instructions_per_request "$BIN_OFF"
+  IR_OFF="$IR"
+  IR_RATIO="$(awk -v a="$IR_ON" -v b="$IR_OFF" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')"
+  echo "bench-metrics: proxy instructions per request (callgrind, 1 worker, 1 client, -P $PIPELINE) on" \
+    "$IR_ON, off $IR_OFF, ratio on/off $IR_RATIO"
+fi

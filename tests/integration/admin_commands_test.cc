@@ -1,11 +1,13 @@
 // PROXY admin subcommands and the INFO sections of the real proxy: HELP, INFO (server clients
-// stats keyspace shards), SHARDS, SLOTS, CONFIG GET with glob patterns, SLOWLOG GET/LEN/RESET
-// with the command, shard, duration and client of each entry, and the errors of bad calls.
+// stats keyspace shards), SHARDS, SLOTS, CONFIG GET with glob patterns (secrets hidden),
+// SLOWLOG GET/LEN/RESET with the command, shard, duration and client of each entry, and the
+// errors of bad calls.
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
 
 #include <chrono>
 #include <ctime>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -157,6 +159,33 @@ TEST_F(AdminTest, ConfigGetMatchesGlobPatterns) {
     EXPECT_NE(all.find(key), std::string::npos) << key;
   }
   EXPECT_EQ(cmd({"PROXY", "CONFIG", "SET", "workers", "3"}).rfind("(error) ERR", 0), 0u);
+}
+
+// CONFIG GET shows the backend mode, auth users with their rights and deny_commands, and never a
+// password: only "(set)" for one that is.
+TEST(AdminConfigTest, ConfigGetShowsAuthAndDeniedCommandsButNoPassword) {
+  auto shards = startShards(1);
+  TempDir dir;
+  const std::string path = dir.path() + "/proxy.yaml";
+  {
+    std::ofstream out(path);
+    out << "auth:\n  password: default-secret-1111\n  users:\n"
+           "    - name: ro\n      password: ro-secret-2222\n      read_only: true\n"
+           "    - name: root\n      password: root-secret-3333\n      admin: true\n"
+           "deny_commands: [keys, \"config set\"]\n";
+  }
+  ProxyProcess proxy(shardList(shards), 1, {"--config", path});
+  Client c(proxy.port());
+  ASSERT_EQ(c.cmd({"AUTH", "root", "root-secret-3333"}), "OK");
+  EXPECT_EQ(c.cmd({"PROXY", "CONFIG", "GET", "auth.*", "deny_commands", "backend.mode"}),
+            "[backend.mode, static, auth.password, (set), auth.users, ro(read_only),root(admin), "
+            "deny_commands, keys,config set]");
+  EXPECT_EQ(c.cmd({"PROXY", "CONFIG", "GET", "backend.cluster_seeds", "backend.max_redirects"}),
+            "[backend.cluster_seeds, , backend.max_redirects, 5]");
+  const std::string all = c.cmd({"PROXY", "CONFIG", "GET", "*"});
+  for (const char* password : {"default-secret-1111", "ro-secret-2222", "root-secret-3333"}) {
+    EXPECT_EQ(all.find(password), std::string::npos) << password;
+  }
 }
 
 TEST_F(AdminTest, BadCallsGetErrors) {

@@ -1,6 +1,6 @@
 // The /metrics endpoint of the real proxy: counters agree exactly with the load sent, a scrape
-// taken under load passes `promtool check metrics`, a killed shard shows as down, and
-// --metrics-listen off / a taken port behave.
+// taken under load passes `promtool check metrics`, a killed shard shows as down,
+// --metrics-listen off / a taken port behave, and --version names the version of build_info.
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
 #include <signal.h>
@@ -194,9 +194,20 @@ TEST(MetricsScrapeTest, LiveScrapeUnderLoadPassesPromtool) {
   }
   TempDir dir;
   std::string output;
+  double last_total = 0;
   for (int i = 0; i < 3; ++i) {  // three scrapes while the load runs
+    const long done_before = done;
     const std::string text = httpGet(env.metrics_port, "/metrics");
     ASSERT_NE(text.find("shardproxy_requests_total"), std::string::npos) << text;
+    // Under load: the counters moved since the previous scrape, and every kind of family the
+    // proxy exports (counters, gauges, histograms, process metrics) is in what promtool reads.
+    const Scrape s(text);
+    const double total = s.sum("shardproxy_requests_total");
+    EXPECT_GT(total, last_total) << "scrape " << i;
+    last_total = total;
+    EXPECT_TRUE(s.hasFamily("shardproxy_request_duration_seconds"));
+    EXPECT_TRUE(s.hasFamily("shardproxy_backend_inflight_requests"));
+    EXPECT_TRUE(s.hasFamily("process_cpu_seconds_total"));
     {
       std::ofstream out(dir.path() + "/scrape.txt");
       out << text;
@@ -204,12 +215,27 @@ TEST(MetricsScrapeTest, LiveScrapeUnderLoadPassesPromtool) {
     output = commandOutput("/usr/bin/promtool check metrics < " + dir.path() +
                            "/scrape.txt 2>&1; echo \"exit=$?\"");
     EXPECT_EQ(output, "exit=0\n") << output;
-    std::this_thread::sleep_for(milliseconds(100));
+    // The load kept running across the scrape (it was not taken in a lull).
+    for (int w = 0; w < 500 && done <= done_before; ++w) {
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    EXPECT_GT(done.load(), done_before) << "scrape " << i;
   }
   stop = true;
   for (auto& th : load) {
     th.join();
   }
+}
+
+TEST(MetricsScrapeTest, VersionFlagPrintsTheVersionOfBuildInfo) {
+  const std::string out =
+      commandOutput(std::string(SP_SHARDPROXY_BIN) + " --version 2>&1; echo \"exit=$?\"");
+  EXPECT_EQ(out, std::string("shardproxy ") + SHARDPROXY_VERSION + "\nexit=0\n");
+  // The same version labels shardproxy_build_info.
+  MetricsDeployment env(1, 1);
+  const Scrape s = scrape(env.metrics_port);
+  EXPECT_EQ(s.count("shardproxy_build_info", {{"version", SHARDPROXY_VERSION}}), 1u)
+      << s.text().substr(0, 2000);
 }
 
 TEST(MetricsScrapeTest, KilledShardShowsAsDown) {

@@ -1,7 +1,8 @@
 // Live reload (SIGHUP and PROXY RELOAD) of the real proxy: a shard moved to a new port under a
 // verifying load (every reply checked, no client disconnected, CLIENT ID unchanged), requests in
-// flight on the old connection finishing there, limits applied at once, and invalid files
-// rejected whole with the old configuration still serving and the failure counted.
+// flight on the old connection finishing there, limits, slot ranges and the log level applied at
+// once, and invalid files rejected whole with the old configuration still serving and the
+// failure counted.
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
 #include <signal.h>
@@ -135,7 +136,9 @@ TEST(ReloadTest, MoveAShardToANewPortUnderAVerifyingLoad) {
   std::vector<ShardEntry> entries = {
       {"s0", shards[0]->port()}, {"s1", shards[1]->port()}, {"s2", shards[2]->port()}};
   writeConfig(path, entries);
-  ProxyProcess proxy("", 2, {"--config", path});
+  const uint16_t metrics_port = freePort();
+  ProxyProcess proxy(
+      "", 2, {"--config", path, "--metrics-listen", "127.0.0.1:" + std::to_string(metrics_port)});
 
   constexpr int kClients = 6;
   std::atomic<bool> stop{false};
@@ -181,6 +184,18 @@ TEST(ReloadTest, MoveAShardToANewPortUnderAVerifyingLoad) {
   for (auto& t : threads) {
     t.join();
   }
+  // The proxy's view agrees: every verifying client (and the admin one) still connected, no
+  // connection closed by the proxy, no request failed or refused across the move.
+  const Scrape s = scrape(metrics_port);
+  EXPECT_EQ(s.sum("shardproxy_client_connections"), kClients + 1) << s.text();
+  EXPECT_EQ(s.sum("shardproxy_client_connections_closed_total") -
+                s.sum("shardproxy_client_connections_closed_total", {{"reason", "client_closed"}}),
+            0);
+  EXPECT_EQ(
+      s.sum("shardproxy_requests_total") - s.sum("shardproxy_requests_total", {{"result", "ok"}}),
+      0);
+  EXPECT_EQ(s.sum("shardproxy_backend_errors_total"), 0);
+  EXPECT_EQ(s.sum("shardproxy_config_reloads_total", {{"result", "success"}}), 1);
   for (int i = 0; i < kClients; ++i) {
     const VerifyClient& c = clients[i];
     EXPECT_EQ(c.mismatches, 0) << "client " << i << ": " << c.first_problem;
@@ -349,6 +364,75 @@ TEST(ReloadTest, LimitsApplyAtOnceToExistingClients) {
   EXPECT_NE(refused.find("max number of clients reached"), std::string::npos) << refused;
   EXPECT_EQ(a.cmd({"SET", "x", "1"}), "OK");
   EXPECT_EQ(b.cmd({"GET", "x"}), "1");
+}
+
+// Slot ranges and the log level come from the file alone here (the harness would pin the log
+// level with --log-level, and flags win over the file on every reload).
+TEST(ReloadTest, SlotRangesAndLogLevelApply) {
+  auto shards = startShards(2);
+  TempDir dir;
+  const std::string path = dir.path() + "/proxy.yaml";
+  const std::vector<ShardEntry> entries = {{"s0", shards[0]->port()}, {"s1", shards[1]->port()}};
+  writeConfig(path, entries, "log_level: info\n");
+  const uint16_t port = freePort();
+  Process proxy({SP_SHARDPROXY_BIN, "--config", path, "--listen", "127.0.0.1", "--port",
+                 std::to_string(port), "--workers", "2", "--metrics-listen", "off"},
+                dir.path() + "/proxy.log");
+  ASSERT_TRUE(waitForPort(port, seconds(15))) << proxy.log();
+  // Keys in slots 100..8191: shard s0 under the even split, s1 once s0 keeps only 0-99.
+  std::vector<std::string> keys;
+  for (int i = 0; keys.size() < 2; ++i) {
+    const std::string k = "r" + std::to_string(i);
+    const uint16_t slot = testKeySlot(k);
+    if (slot >= 100 && slot < 8192) {
+      keys.push_back(k);
+    }
+  }
+  Client c(port);
+  const std::string id = c.cmd({"CLIENT", "ID"});
+  ASSERT_EQ(c.cmd({"SET", keys[0], "before"}), "OK");
+  Client direct0(shards[0]->port());
+  Client direct1(shards[1]->port());
+  EXPECT_EQ(direct0.cmd({"GET", keys[0]}), "before");
+
+  auto split = [&](const std::string& level) {
+    std::ofstream out(path);
+    out << "shards:\n  - name: s0\n    address: 127.0.0.1:" << shards[0]->port()
+        << "\n    slots: [0-99]\n  - name: s1\n    address: 127.0.0.1:" << shards[1]->port()
+        << "\n    slots: [100-16383]\nlog_level: " << level << "\n";
+  };
+  auto appliedLines = [&] {
+    const std::string log = proxy.log();
+    size_t n = 0;
+    for (size_t at = log.find(" applied: "); at != std::string::npos;
+         at = log.find(" applied: ", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  split("warn");
+  ASSERT_EQ(c.cmd({"PROXY", "RELOAD"}), "OK") << proxy.log();
+  EXPECT_EQ(c.cmd({"PROXY", "SLOTS"}),
+            "[[(integer) 0, (integer) 99, [127.0.0.1, (integer) " +
+                std::to_string(shards[0]->port()) + ", s0]], [(integer) 100, (integer) 16383, " +
+                "[127.0.0.1, (integer) " + std::to_string(shards[1]->port()) + ", s1]]]");
+  EXPECT_EQ(c.cmd({"PROXY", "CONFIG", "GET", "log_level"}), "[log_level, warn]");
+  // Routing follows the new ranges at once, on the same client connection.
+  ASSERT_EQ(c.cmd({"SET", keys[1], "after"}), "OK");
+  EXPECT_EQ(direct1.cmd({"GET", keys[1]}), "after");
+  EXPECT_EQ(direct0.cmd({"GET", keys[1]}), "(nil)");
+  EXPECT_EQ(c.cmd({"GET", keys[1]}), "after");
+  EXPECT_EQ(c.cmd({"CLIENT", "ID"}), id);
+
+  // At warn, a reload's info line ("... applied: ...") is not logged; back at info, it is.
+  const size_t quiet = appliedLines();
+  ASSERT_EQ(c.cmd({"PROXY", "RELOAD"}), "OK");
+  EXPECT_EQ(appliedLines(), quiet) << proxy.log();
+  split("info");
+  ASSERT_EQ(c.cmd({"PROXY", "RELOAD"}), "OK");
+  EXPECT_TRUE(eventually([&] { return appliedLines() == quiet + 1; })) << proxy.log();
+  EXPECT_EQ(c.cmd({"PROXY", "CONFIG", "GET", "log_level"}), "[log_level, info]");
+  EXPECT_EQ(proxy.stop(SIGTERM), 0) << proxy.log();
 }
 
 TEST(ReloadTest, WithoutAConfigFileReloadIsAnError) {

@@ -5,12 +5,15 @@ Starts 3 redis-server shards, shardproxy with /metrics on a free port and Promet
 through Prometheus's HTTP query API that rate(shardproxy_requests_total[10s]) > 0, that a killed
 shard shows as down (shardproxy_backend_up == 0), and that every expression of the Grafana
 dashboard evaluates and every metric it names has been ingested. All processes are stopped by
-PID.
+PID. Also the rest of the operations kit: conf/prometheus.yml passes `promtool check config`,
+conf/shardproxy.service passes `systemd-analyze verify` and its commands run.
 """
 
 import os
+import re
 import shutil
 import signal
+import subprocess
 import tempfile
 import threading
 import time
@@ -107,3 +110,58 @@ def test_prometheus_sees_the_load_and_a_dead_shard(procs):
         for t in threads:
             t.join(timeout=15)
     assert not errors or all("shard2" in e or "unavailable" in e for e in errors), errors
+
+
+def test_example_prometheus_config_is_valid():
+    if not os.access(sp_procs.PROMTOOL, os.X_OK):
+        pytest.skip("promtool (Debian package prometheus) is not installed")
+    path = os.path.join(sp_procs.REPO, "conf", "prometheus.yml")
+    out = subprocess.run([sp_procs.PROMTOOL, "check", "config", path], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "SUCCESS" in out.stdout + out.stderr
+    with open(path) as f:
+        text = f.read()
+    assert "job_name: shardproxy" in text and "127.0.0.1:9121" in text
+
+
+SYSTEMD_ANALYZE = "/usr/bin/systemd-analyze"
+
+
+def test_systemd_unit_verifies_and_its_commands_run():
+    binary = os.environ.get("SHARDPROXY_BIN")
+    if not binary or not os.access(binary, os.X_OK):
+        raise RuntimeError("SHARDPROXY_BIN must name the shardproxy binary")
+    with open(os.path.join(sp_procs.REPO, "conf", "shardproxy.service")) as f:
+        unit = f.read()
+    limit = re.search(r"^LimitNOFILE=(\d+)$", unit, re.M)
+    assert limit and int(limit.group(1)) > 100000, "LimitNOFILE above limits.max_clients"
+    assert re.search(r"^ExecReload=/bin/kill -HUP \$MAINPID$", unit, re.M)
+    # The unit's commands, with the installed path replaced by the binary under test and the
+    # config by conf/proxy.yaml.
+    config = os.path.join(sp_procs.REPO, "conf", "proxy.yaml")
+    for line in unit.splitlines():
+        m = re.match(r"^ExecStart(?:Pre)?=/usr/local/bin/shardproxy (.*)$", line)
+        if m:
+            args = m.group(1).replace("/etc/shardproxy/proxy.yaml", config).split()
+            if "--check-config" in args:
+                out = subprocess.run([binary] + args, capture_output=True, text=True, timeout=30)
+                assert out.returncode == 0, out.stdout + out.stderr
+                assert "configuration OK" in out.stdout
+    out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0 and re.match(r"^shardproxy \d+\.\d+\.\d+", out.stdout), out
+    if not os.access(SYSTEMD_ANALYZE, os.X_OK):
+        pytest.skip("systemd-analyze is not installed")
+    tmp = tempfile.mkdtemp(prefix="sp-unit-")
+    try:
+        path = os.path.join(tmp, "shardproxy.service")
+        with open(path, "w") as f:
+            f.write(unit.replace("/usr/local/bin/shardproxy", binary))
+        out = subprocess.run([SYSTEMD_ANALYZE, "verify", path], capture_output=True, text=True,
+                             timeout=60)
+        report = out.stdout + out.stderr
+        assert out.returncode == 0, report
+        # Unknown keys and bad values are only warnings to systemd: fail on them here.
+        assert "shardproxy.service:" not in report, report
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

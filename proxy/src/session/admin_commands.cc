@@ -340,6 +340,14 @@ std::vector<std::pair<std::string, std::string>> configEntries(const config::Con
   add("backend.read_from", config::readFromName(c.read_from));
   add("backend.username", c.backend_username);
   add("backend.password", secret(c.backend_password));
+  add("backend.mode", c.cluster_mode ? "cluster" : "static");
+  std::string seeds;
+  for (const auto& e : c.cluster_seeds) {
+    seeds += (seeds.empty() ? "" : ",") + config::formatHostPort(e.host, e.port);
+  }
+  add("backend.cluster_seeds", seeds);
+  add("backend.cluster_refresh_ms", num(c.cluster_refresh_ms));
+  add("backend.max_redirects", num(c.max_redirects));
   add("limits.max_bulk_len", num(c.limits.max_bulk_len));
   add("limits.max_array_len", num(c.limits.max_array_len));
   add("limits.max_inline_len", num(c.limits.max_inline_len));
@@ -358,6 +366,19 @@ std::vector<std::pair<std::string, std::string>> configEntries(const config::Con
   add("metrics.listen", c.metrics_listen);
   add("slowlog.threshold_us", num(c.slowlog_threshold_us));
   add("slowlog.max_len", num(c.slowlog_max_len));
+  add("auth.password", secret(c.auth.password));
+  std::string users;  // names and rights, never passwords
+  for (const auto& u : c.auth.users) {
+    users += (users.empty() ? "" : ",") + u.name;
+    users += u.admin ? "(admin)" : (u.read_only ? "(read_only)" : "");
+  }
+  add("auth.users", users);
+  std::string denied;
+  for (const auto& d : c.deny_commands) {
+    denied += (denied.empty() ? "" : ",") + d;
+  }
+  add("deny_commands", denied);
+  add("allow_config_set", c.allow_config_set ? "true" : "false");
   return out;
 }
 

@@ -9,7 +9,8 @@
 //   PROXY RELOAD               re-read the config file and apply it (answered once applied)
 //   PROXY HELP
 //
-// There is no client AUTH yet; once it lands, PROXY will require an admin user.
+// With client AUTH on (auth.password or auth.users), PROXY is for admin users: the session
+// checks rights before a command gets here.
 #pragma once
 
 #include <span>

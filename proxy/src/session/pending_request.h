@@ -21,7 +21,11 @@ struct PendingRequest {
   resp::MergeRule merge = resp::MergeRule::kNone;
   uint16_t shard = 0;  // shard of a routed request (first fragment's for a split)
   uint64_t start_ns = 0;
-  uint64_t reply_ns = 0;  // when the last backend reply arrived (metrics builds), 0 = not read
+  // Metrics builds: the duration (parse -> last backend reply) measured by the backend hook, and
+  // its histogram bucket (kNoBucket: not measured), reused when the request completes.
+  static constexpr uint8_t kNoBucket = 0xff;
+  uint64_t reply_us = 0;
+  uint8_t reply_bucket = kNoBucket;
   const resp::CommandInfo* cmd = nullptr;  // its command: metrics class and slow log entry
   uint32_t merge_arg = 0;                  // kScanCursor: the shard count (keyspace_fanout.h)
   std::string reply;  // the reply, when it completes behind an unfinished request
@@ -43,7 +47,8 @@ struct PendingRequest {
     merge = resp::MergeRule::kNone;
     shard = 0;
     start_ns = 0;
-    reply_ns = 0;
+    reply_us = 0;
+    reply_bucket = kNoBucket;
 
     cmd = nullptr;
     merge_arg = 0;

@@ -40,13 +40,15 @@ void recordSlowRequest(net::Worker& worker, const PendingRequest& request, uint6
 // a slow log entry.
 inline void observeCompletion(net::Worker& worker, const PendingRequest& request,
                               std::string_view reply) {
-  // The backend hook has just read the clock for the reply that completes the request.
-  const uint64_t now = request.reply_ns != 0 ? request.reply_ns : monoNanos();
-  const uint64_t duration_us = (now - request.start_ns) / 1000;
+  // The backend hook has just measured the reply that completes the request: reuse it.
+  const bool measured = request.reply_bucket != PendingRequest::kNoBucket;
+  const uint64_t duration_us =
+      measured ? request.reply_us : (monoNanos() - request.start_ns) / 1000;
   net::WorkerStats& stats = worker.stats();
   const net::CommandClass cls = net::commandClass(request.cmd);
   stats.countRequest(cls, replyResult(reply));
-  stats.request_duration[static_cast<size_t>(cls)].observe(duration_us);
+  stats.request_duration[static_cast<size_t>(cls)].observe(
+      duration_us, measured ? request.reply_bucket : metrics::latencyBucket(duration_us));
   if (duration_us >= worker.slowlogThresholdUs() && worker.slowlogEnabled()) {
     recordSlowRequest(worker, request, duration_us);
   }
@@ -54,11 +56,14 @@ inline void observeCompletion(net::Worker& worker, const PendingRequest& request
 
 // One backend reply to a client request (a fragment, for a split one), before it is handed to
 // the session: the shard's duration histogram, error replies, MOVED/ASK.
+// now_ns: when the read that carried the reply returned (one clock read per read, not per reply).
 inline void observeBackendReply(net::ShardStats& stats, PendingRequest& request,
-                                std::string_view reply) {
+                                std::string_view reply, uint64_t now_ns) {
   if constexpr (metrics::kMetricsEnabled) {
-    request.reply_ns = monoNanos();
-    stats.duration.observe((request.reply_ns - request.start_ns) / 1000);
+    request.reply_us = (now_ns - request.start_ns) / 1000;
+    const size_t bucket = metrics::latencyBucket(request.reply_us);
+    request.reply_bucket = static_cast<uint8_t>(bucket);
+    stats.duration.observe(request.reply_us, bucket);
   }
 
   if (!reply.empty() && reply[0] == '-') {

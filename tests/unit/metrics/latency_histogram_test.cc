@@ -50,5 +50,29 @@ TEST(LatencyHistogramTest, TotalsAddUpOverHistograms) {
   EXPECT_EQ(totals.buckets[kLatencyBoundsUs.size()], 1u);
 }
 
+// The shortcut table must agree with a plain linear search for every duration.
+size_t linearBucket(uint64_t micros) {
+  size_t i = 0;
+  while (i < kLatencyBoundsUs.size() && micros > kLatencyBoundsUs[i]) {
+    ++i;
+  }
+  return i;
+}
+
+TEST(LatencyHistogramTest, BucketLookupMatchesALinearSearch) {
+  for (uint64_t us = 0; us < 300000; ++us) {
+    ASSERT_EQ(latencyBucket(us), linearBucket(us)) << us;
+  }
+  for (uint64_t us = 1; us != 0 && us < (uint64_t{1} << 63); us = us * 3 + 1) {
+    ASSERT_EQ(latencyBucket(us), linearBucket(us)) << us;
+    ASSERT_EQ(latencyBucket(us - 1), linearBucket(us - 1)) << us - 1;
+  }
+  for (uint64_t bound : kLatencyBoundsUs) {
+    for (uint64_t us = bound - 3; us <= bound + 3; ++us) {
+      ASSERT_EQ(latencyBucket(us), linearBucket(us)) << us;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sp::metrics
