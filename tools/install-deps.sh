@@ -9,7 +9,13 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   redis-server redis-tools redis-sentinel nutcracker prometheus librsvg2-bin
   python3 python3-redis python3-pytest procps iproute2
+  nodejs
 )
+# npm (tests/integration/node installs ioredis and node-redis with it): Debian's package, unless
+# the installed nodejs already brings the command (NodeSource's does, and conflicts with it).
+if ! command -v npm >/dev/null 2>&1; then
+  packages+=(npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <string_view>
 
+#include "core/ascii.h"
 #include "core/assert.h"
 
 namespace sp::resp {
@@ -21,20 +22,6 @@ namespace {
 // is "cluster|count-failure-reports" (29); anything longer is simply unknown.
 constexpr size_t kMaxTopLevelName = 32;
 constexpr size_t kMaxFullName = 64;
-
-char lowerAscii(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + ('a' - 'A')) : c; }
-
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) {
-    return false;
-  }
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (lowerAscii(a[i]) != lowerAscii(b[i])) {
-      return false;
-    }
-  }
-  return true;
-}
 
 // FNV-1a, fed one (lowercased) byte at a time so a lookup hashes while it copies.
 struct Fnv1a {

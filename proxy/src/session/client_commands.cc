@@ -9,6 +9,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/ascii.h"
 #include "core/clock.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
@@ -22,20 +23,6 @@ namespace {
 
 // The redis_version the proxy reports (INFO server says the same).
 constexpr std::string_view kRedisVersion = "7.0.0";
-
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) {
-    return false;
-  }
-  for (size_t i = 0; i < a.size(); ++i) {
-    const char x = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] + 32) : a[i];
-    const char y = b[i] >= 'A' && b[i] <= 'Z' ? static_cast<char>(b[i] + 32) : b[i];
-    if (x != y) {
-      return false;
-    }
-  }
-  return true;
-}
 
 std::string socketAddress(const sockaddr_storage& addr) {
   char host[INET6_ADDRSTRLEN] = {};

@@ -162,6 +162,18 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
     return;
   }
   if (cmd->has(resp::kCmdContainer) && args.size() >= 2 && !cmd->has(resp::kCmdUnsupported)) {
+    // Subcommands newer than the table that client libraries send at connect (a session with a
+    // SessionState has answered them there already).
+    if (std::string reply; clientSetInfo(args, &reply)) {
+      if (reply[0] == '-') {
+        refuse(reply);
+      } else {
+        stats.commands_local.add();
+        observeImmediate(stats, cmd, net::RequestResult::kOk);
+        replyNow(reply);
+      }
+      return;
+    }
     std::string err = "-ERR unknown subcommand '";
     err.append(args[1].substr(0, 128));
     err += "'. Try ";

@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/ascii.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
 #include "session/admin_commands.h"
@@ -86,6 +87,22 @@ bool validClientName(std::string_view name) {
 }
 
 }  // namespace
+
+bool clientSetInfo(std::span<const std::string_view> args, std::string* reply) {
+  if (args.size() < 2 || !equalsIgnoreCase(args[0], "client") ||
+      !equalsIgnoreCase(args[1], "setinfo")) {
+    return false;
+  }
+  if (args.size() != 4) {
+    resp::appendError(*reply, "ERR wrong number of arguments for 'client|setinfo' command");
+  } else if (!equalsIgnoreCase(args[2], "lib-name") && !equalsIgnoreCase(args[2], "lib-ver")) {
+    resp::appendError(*reply,
+                      "ERR Unrecognized option '" + std::string(args[2].substr(0, 64)) + "'");
+  } else {
+    resp::appendStatus(*reply, "OK");  // nothing to keep: CLIENT INFO shows no lib-name
+  }
+  return true;
+}
 
 void runLocalCommand(ClientSession& session, const resp::CommandInfo& cmd,
                      std::span<const std::string_view> args, std::string* reply,

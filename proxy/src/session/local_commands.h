@@ -1,5 +1,5 @@
 // Commands the proxy answers itself: PING, ECHO, QUIT, SELECT 0, COMMAND, CLIENT SETNAME /
-// GETNAME / ID, INFO.
+// GETNAME / ID / SETINFO, INFO.
 #pragma once
 
 #include <span>
@@ -17,5 +17,10 @@ class ClientSession;
 // queued its reply with ClientSession::deferReply.
 void runLocalCommand(ClientSession& session, const resp::CommandInfo& cmd,
                      std::span<const std::string_view> args, std::string* reply, bool* close_after);
+
+// CLIENT SETINFO LIB-NAME|LIB-VER value: Redis 7.2's, which the 7.0 command table lacks, sent at
+// connect by ioredis, node-redis, redis-py and go-redis. True when `args` is CLIENT SETINFO ...,
+// with *reply set to +OK or to the error Redis gives for bad arguments.
+bool clientSetInfo(std::span<const std::string_view> args, std::string* reply);
 
 }  // namespace sp::session

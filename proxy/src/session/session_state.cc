@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/ascii.h"
 #include "core/assert.h"
 #include "core/clock.h"
 #include "net/worker.h"
@@ -12,23 +13,11 @@
 #include "route/key_slot.h"
 #include "route/router.h"
 #include "session/client_session.h"
+#include "session/local_commands.h"
 #include "session/session_checks.h"
 
 namespace sp::session {
 namespace {
-
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) {
-    return false;
-  }
-  for (size_t i = 0; i < a.size(); ++i) {
-    const char x = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] + 32) : a[i];
-    if (x != b[i]) {
-      return false;
-    }
-  }
-  return true;
-}
 
 // XREAD / XREADGROUP block only with BLOCK (before STREAMS).
 bool blocks(const resp::CommandInfo& cmd, std::span<const std::string_view> args) {
@@ -160,14 +149,12 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
   if (cmd->has(resp::kCmdBlocking) && blocks(*cmd, args)) {
     return onBlocking(frame, raw, *cmd);
   }
-  if (name == "client" && args.size() >= 2 && equalsIgnoreCase(args[1], "setinfo")) {
+  if (std::string answer; clientSetInfo(args, &answer)) {
     // Redis 7.2's CLIENT SETINFO LIB-NAME|LIB-VER value, sent by newer client libraries.
-    if (args.size() != 4) {
-      refuse("-ERR wrong number of arguments for 'client|setinfo' command\r\n");
-    } else if (!equalsIgnoreCase(args[2], "lib-name") && !equalsIgnoreCase(args[2], "lib-ver")) {
-      refuse("-ERR Unrecognized option '" + std::string(args[2].substr(0, 64)) + "'\r\n");
+    if (answer[0] == '-') {
+      refuse(answer);
     } else {
-      reply("+OK\r\n");
+      reply(answer);
     }
     return Verdict::kHandled;
   }
