@@ -4,8 +4,11 @@
 # plain and once with -P 16. Prints QPS and CPU microseconds per request for each proxy process
 # (utime+stime from /proc/<pid>/stat over the run, divided by the requests), the shards' own CPU
 # per request (summed over the 4 redis-servers) and the ratio shardproxy/twemproxy, as Markdown.
+# The three targets run in turn, ROUNDS times (default 5), so machine drift hits all of them
+# alike; the table shows medians over the rounds, and the ratio line the median of the per-round
+# ratios with their range. A run whose shardproxy logged a backend timeout or ejection is flagged.
 #
-#   tools/bench-peers.sh [-n REQUESTS_PER_TEST]     (default 100000; about a minute in all)
+#   tools/bench-peers.sh [-n REQUESTS_PER_TEST] [-r ROUNDS]   (defaults 100000, 5; a few minutes)
 #
 # Uses build/proxy/shardproxy (SP_BUILD_DIR or SHARDPROXY_BIN to override), building it (Release)
 # when missing. Everything it starts is stopped by PID on exit.
@@ -14,14 +17,18 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 N=100000
+ROUNDS=5
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) N="$2"; shift ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -r) ROUNDS="$2"; shift ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "bench-peers: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
+[[ "$N" =~ ^[1-9][0-9]*$ && "$ROUNDS" =~ ^[1-9][0-9]*$ ]] ||
+  { echo "bench-peers: -n and -r take positive integers" >&2; exit 2; }
 
 BUILD_DIR="${SP_BUILD_DIR:-build}"
 case "$BUILD_DIR" in /*) ;; *) BUILD_DIR="$ROOT/$BUILD_DIR" ;; esac
@@ -110,46 +117,78 @@ us_per_req() {  # ticks requests -> microseconds per request, 2 decimals
   awk -v t="$1" -v r="$2" -v hz="$TCK" 'BEGIN { printf "%.2f", t * 1e6 / hz / r }'
 }
 
-ROWS=()
-declare -A CPU
+declare -A SAMPLES  # "target/pipe/field" -> space-separated values, one per round
+add() { SAMPLES["$1"]="${SAMPLES["$1"]:-} $2"; }
+median() {  # values... -> their median
+  printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END {
+    if (NR == 0) { print "?"; exit }
+    if (NR % 2) print a[(NR + 1) / 2]; else printf "%.2f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
 run() {  # name port pid pipeline
   local name="$1" port="$2" pid="$3" pipe="$4"
   local p0 s0 p1 s1 out set get
   p0=0
   [ "$pid" != "-" ] && p0="$(ticks "$pid")"
   s0="$(ticks "${SHARD_PIDS[@]}")"
-  out="$(timeout 300 redis-benchmark -h 127.0.0.1 -p "$port" -t set,get -d 256 -r 100000 -c 50 \
-    -n "$N" -P "$pipe" -q 2>/dev/null | tr '\r' '\n')"
+  out="$(timeout --foreground 300 redis-benchmark -h 127.0.0.1 -p "$port" -t set,get -d 256 \
+    -r 100000 -c 50 -n "$N" -P "$pipe" -q 2>/dev/null | tr '\r' '\n')"
   s1="$(ticks "${SHARD_PIDS[@]}")"
   p1=0
   [ "$pid" != "-" ] && p1="$(ticks "$pid")"
   set="$(echo "$out" | awk '/^SET: .*requests per second/ {print $2}' | tail -n 1)"
   get="$(echo "$out" | awk '/^GET: .*requests per second/ {print $2}' | tail -n 1)"
-  local reqs=$((2 * N)) pcpu="—"
-  if [ "$pid" != "-" ]; then
-    pcpu="$(us_per_req $((p1 - p0)) $reqs)"
-    CPU["$name/$pipe"]="$pcpu"
-  fi
-  ROWS+=("| $name | $pipe | ${set:-?} | ${get:-?} | $pcpu | $(us_per_req $((s1 - s0)) $reqs) |")
+  local reqs=$((2 * N))
+  add "$name/$pipe/set" "${set:-0}"
+  add "$name/$pipe/get" "${get:-0}"
+  add "$name/$pipe/shards" "$(us_per_req $((s1 - s0)) $reqs)"
+  [ "$pid" != "-" ] && add "$name/$pipe/cpu" "$(us_per_req $((p1 - p0)) $reqs)"
+  return 0
 }
 
-echo "bench-peers: redis-benchmark -t set,get -d 256 -r 100000 -c 50 -n $N [-P 16]" \
-  "against shardproxy (1 worker), twemproxy and one shard; 4 shards, $(nproc) cores" >&2
+TARGETS=(shardproxy twemproxy "redis-server (direct)")
+echo "bench-peers: redis-benchmark -t set,get -d 256 -r 100000 -c 50 -n $N [-P 16], $ROUNDS" \
+  "rounds, against shardproxy (1 worker), twemproxy and one shard; 4 shards, $(nproc) cores" >&2
 for pipe in 1 16; do
-  run shardproxy "$SP_PORT" "$SP_PID" "$pipe"
-  run twemproxy "$NC_PORT" "$NC_PID" "$pipe"
-  run "redis-server (direct)" "${SHARD_PORTS[0]}" - "$pipe"
+  for ((round = 1; round <= ROUNDS; round++)); do
+    run shardproxy "$SP_PORT" "$SP_PID" "$pipe"
+    run twemproxy "$NC_PORT" "$NC_PID" "$pipe"
+    run "redis-server (direct)" "${SHARD_PORTS[0]}" - "$pipe"
+    echo "bench-peers: -P $pipe round $round/$ROUNDS done" >&2
+  done
 done
 
 echo
 echo "| target | -P | SET req/s | GET req/s | proxy CPU µs/req | shards CPU µs/req |"
 echo "|---|---:|---:|---:|---:|---:|"
-printf '%s\n' "${ROWS[@]}"
-echo
 for pipe in 1 16; do
-  ratio="$(awk -v a="${CPU[shardproxy/$pipe]}" -v b="${CPU[twemproxy/$pipe]}" \
-    'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')"
-  echo "CPU per request, shardproxy/twemproxy at -P $pipe: $ratio"
+  for name in "${TARGETS[@]}"; do
+    # shellcheck disable=SC2086  # the samples are space-separated numbers
+    cpu="—"
+    [ -n "${SAMPLES["$name/$pipe/cpu"]:-}" ] && cpu="$(median ${SAMPLES["$name/$pipe/cpu"]})"
+    # shellcheck disable=SC2086
+    echo "| $name | $pipe | $(median ${SAMPLES["$name/$pipe/set"]}) |" \
+      "$(median ${SAMPLES["$name/$pipe/get"]}) | $cpu | $(median ${SAMPLES["$name/$pipe/shards"]}) |"
+  done
 done
 echo
-echo "Command: tools/bench-peers.sh -n $N ($(date -u +%Y-%m-%d), $(nproc) cores; client, proxies and shards share them)"
+for pipe in 1 16; do
+  # shellcheck disable=SC2206
+  sp=(${SAMPLES["shardproxy/$pipe/cpu"]})
+  # shellcheck disable=SC2206
+  tw=(${SAMPLES["twemproxy/$pipe/cpu"]})
+  ratios=()
+  for ((i = 0; i < ${#sp[@]}; i++)); do
+    ratios+=("$(awk -v a="${sp[$i]}" -v b="${tw[$i]}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "0" }')")
+  done
+  lo="$(printf '%s\n' "${ratios[@]}" | sort -g | head -n 1)"
+  hi="$(printf '%s\n' "${ratios[@]}" | sort -g | tail -n 1)"
+  echo "CPU per request, shardproxy/twemproxy at -P $pipe: median $(median "${ratios[@]}")" \
+    "over $ROUNDS rounds (range $lo to $hi)"
+done
+if grep -qE "timeout after|ejected|down:" "$SP_RUN_DIR/proxy.log"; then
+  echo
+  echo "WARNING: shardproxy logged backend failures during the run; its numbers are suspect:"
+  grep -E "timeout after|ejected|down:" "$SP_RUN_DIR/proxy.log" | head -n 3
+fi
+echo
+echo "Command: tools/bench-peers.sh -n $N -r $ROUNDS ($(date -u +%Y-%m-%d), $(nproc) cores; client, proxies and shards share them)"

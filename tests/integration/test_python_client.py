@@ -1,102 +1,36 @@
 """Drives shardproxy with an unmodified client library: Debian's python3-redis.
 
-Starts 4 redis-server shards and the proxy (SHARDPROXY_BIN) on free loopback ports, then uses
-non-transactional pipelines across shards and hash-tagged keys (MGET, same-tag RENAME). Every
-process is stopped by PID in the fixture's finalizer.
+Starts 4 redis-server shards and the proxy (SHARDPROXY_BIN, 2 workers) on free loopback ports,
+then uses non-transactional pipelines across shards, hash-tagged keys (MGET, same-tag RENAME),
+MULTI/EXEC transactions with WATCH, and pub/sub between clients of different workers. Every
+process is stopped by PID in the fixture's finalizer (sp_procs.Processes).
 """
 
-import os
 import shutil
-import signal
-import socket
-import subprocess
 import tempfile
 import time
 
 import pytest
 import redis
 
+from sp_procs import Processes
+
 SHARDS = 4
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for_port(port, proc, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return False
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return True
-        except OSError:
-            time.sleep(0.02)
-    return False
-
-
-def stop(proc):
-    if proc.poll() is None:
-        os.kill(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 @pytest.fixture(scope="module")
 def deployment(request):
-    binary = os.environ.get("SHARDPROXY_BIN")
-    if not binary or not os.access(binary, os.X_OK):
-        pytest.fail("SHARDPROXY_BIN must name the shardproxy binary")
     tmp = tempfile.mkdtemp(prefix="sp-py-")
-    procs = []
-    logs = []
+    procs = Processes(tmp)
 
     def finalize():
-        for p in reversed(procs):
-            stop(p)
-        for f in logs:
-            f.close()
+        procs.close()
         shutil.rmtree(tmp, ignore_errors=True)
 
     request.addfinalizer(finalize)
-
-    def spawn(argv, name):
-        log = open(os.path.join(tmp, name + ".log"), "wb")
-        logs.append(log)
-        p = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        procs.append(p)
-        return p
-
-    shard_ports = []
-    for i in range(SHARDS):
-        for _attempt in range(5):
-            port = free_port()
-            d = os.path.join(tmp, "shard%d" % i)
-            os.makedirs(d, exist_ok=True)
-            p = spawn(["/usr/bin/redis-server", "--port", str(port), "--bind", "127.0.0.1",
-                       "--save", "", "--appendonly", "no", "--dir", d, "--daemonize", "no"],
-                      "shard%d" % i)
-            if wait_for_port(port, p):
-                shard_ports.append(port)
-                break
-            stop(p)
-        else:
-            pytest.fail("redis-server shard %d did not start" % i)
-
-    shards = ",".join("127.0.0.1:%d" % p for p in shard_ports)
-    proxy_port = free_port()
-    proxy = spawn([binary, "--listen", "127.0.0.1", "--port", str(proxy_port), "--workers", "1",
-                   "--shards", shards, "--log-level", "info", "--metrics-listen", "off"], "proxy")
-    if not wait_for_port(proxy_port, proxy):
-        with open(os.path.join(tmp, "proxy.log"), "rb") as f:
-            pytest.fail("shardproxy did not start:\n" + f.read().decode(errors="replace"))
-    return {"proxy": proxy, "port": proxy_port, "shard_ports": shard_ports}
+    shard_ports = [procs.redis("shard%d" % i)[1] for i in range(SHARDS)]
+    proxy, port, _metrics = procs.proxy(shard_ports, workers=2)
+    return {"proxy": proxy, "port": port, "shard_ports": shard_ports}
 
 
 @pytest.fixture
@@ -176,6 +110,64 @@ def test_cross_slot_and_unsupported(client):
     with pytest.raises(redis.ResponseError, match="not supported by shardproxy"):
         client.execute_command("MONITOR")
     assert client.get("a") == "1"
+
+
+def test_transaction_on_one_slot(client):
+    pipe = client.pipeline(transaction=True)
+    pipe.set("{order:7}:state", "new")
+    pipe.incr("{order:7}:version")
+    pipe.hset("{order:7}:lines", mapping={"sku1": "2", "sku2": "1"})
+    pipe.get("{order:7}:state")
+    assert pipe.execute() == [True, 1, 2, "new"]
+    assert client.hgetall("{order:7}:lines") == {"sku1": "2", "sku2": "1"}
+
+
+def test_transaction_across_slots_is_refused(client):
+    pipe = client.pipeline(transaction=True)
+    pipe.set("tx:a", "1")
+    pipe.set("tx:b", "2")
+    with pytest.raises(redis.ResponseError, match="CROSSSLOT|EXECABORT"):
+        pipe.execute()
+    assert client.exists("tx:a", "tx:b") == 0  # nothing of the aborted transaction ran
+
+
+def test_watch_sees_a_concurrent_change(client, deployment):
+    other = redis.Redis(host="127.0.0.1", port=deployment["port"], socket_timeout=30,
+                        decode_responses=True)
+    client.set("{acct:1}:balance", "10")
+    with client.pipeline(transaction=True) as pipe:
+        pipe.watch("{acct:1}:balance")
+        assert pipe.get("{acct:1}:balance") == "10"
+        other.set("{acct:1}:balance", "99")  # another client changes it before EXEC
+        pipe.multi()
+        pipe.set("{acct:1}:balance", "11")
+        with pytest.raises(redis.WatchError):
+            pipe.execute()
+    assert client.get("{acct:1}:balance") == "99"
+    other.close()
+
+
+def test_pubsub_across_clients(client, deployment):
+    # Several subscribers, so with 2 workers some share none with the publisher.
+    subs = []
+    for _ in range(4):
+        c = redis.Redis(host="127.0.0.1", port=deployment["port"], socket_timeout=30,
+                        decode_responses=True)
+        ps = c.pubsub()
+        ps.subscribe("py:news")
+        msg = ps.get_message(timeout=5)
+        assert msg is not None and msg["type"] == "subscribe", msg
+        subs.append((c, ps))
+    assert client.publish("py:news", "hello") == 4
+    for c, ps in subs:
+        deadline = time.monotonic() + 5
+        msg = None
+        while msg is None and time.monotonic() < deadline:
+            msg = ps.get_message(timeout=1)
+        assert msg is not None and msg["type"] == "message", msg
+        assert (msg["channel"], msg["data"]) == ("py:news", "hello")
+        ps.close()
+        c.close()
 
 
 def test_proxy_still_running(deployment):
