@@ -11,7 +11,7 @@
 # difference between a short and a long run of the same load, so start-up cancels out), which
 # other tenants of the machine cannot disturb (INSTRUCTIONS=0 skips it).
 #
-# Usage: tools/bench-metrics.sh            (env: ROUNDS=5 REQUESTS=400000 PIPELINE=16 CLIENTS=50
+# Usage: tools/bench-metrics.sh            (env: ROUNDS=21 REQUESTS=400000 PIPELINE=16 CLIENTS=50
 #                                           WORKERS=1 JOBS=2 SKIP_BUILD=0 INSTRUCTIONS=1)
 # The callgrind runs use --metrics-listen off for both binaries: they count the request path
 # only (what SHARDPROXY_METRICS compiles in or out), not the scrapes.
@@ -19,7 +19,7 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-ROUNDS="${ROUNDS:-5}"
+ROUNDS="${ROUNDS:-21}"
 REQUESTS="${REQUESTS:-400000}"
 PIPELINE="${PIPELINE:-16}"
 CLIENTS="${CLIENTS:-50}"
