@@ -59,6 +59,11 @@ def rewrite(run, charts_dir, docs_dir):
             shutil.copyfile(os.path.join(run["dir"], f), os.path.join(target, f))
     rel = os.path.relpath(target, docs_dir)
     text = run["report"]
+    notes = proxy_log_notes(run)
+    if notes:
+        # After the header list (the first blank line after "- **" lines).
+        at = text.find("\n\n", text.find("\n- **"))
+        text = text[:at] + "\n" + notes + text[at:] if at >= 0 else text + "\n" + notes
     text = re.sub(r"!\[([^\]]*)\]\(([^)/]+\.svg)\)", lambda m: "![%s](%s/%s)" % (
         m.group(1), rel, m.group(2)), text)
     text = re.sub(r"^(#+) ", lambda m: "#" + m.group(1) + " ", text, flags=re.M)
@@ -72,6 +77,24 @@ def rewrite(run, charts_dir, docs_dir):
     return text
 
 
+def proxy_log_notes(run):
+    """Warnings the proxies this run started logged (for results written before shardbench put
+    them in report.md itself)."""
+    if "logged " in run["report"]:
+        return ""
+    logs = os.path.join(run["dir"], "logs")
+    notes = []
+    for f in sorted(os.listdir(logs)) if os.path.isdir(logs) else []:
+        if not (f.startswith("shardproxy") or f.startswith("proxy-")) or not f.endswith(".log"):
+            continue
+        with open(os.path.join(logs, f), encoding="utf-8", errors="replace") as fh:
+            bad = [l.rstrip() for l in fh if re.search(r"\[(warning|error|critical)\]", l)]
+        if bad:
+            notes.append("- **warning**: %s logged %d warning or error line(s) during the run; "
+                         "the first: `%s`" % (f[:-4], len(bad), bad[0][:300]))
+    return "\n".join(notes)
+
+
 def summary_row(run):
     j = run["json"]
     if j["kind"] == "matrix":
@@ -80,7 +103,8 @@ def summary_row(run):
         cells = [c for c in j["cells"]]
         bad = sum(1 for c in cells if c["status"] != "ok")
         status = "%d cells, %d failed" % (len(cells), bad)
-        scale = "quick" if "quick" in j["command_line"] else "full"
+        # shardbench matrix runs at quick unless told otherwise.
+        scale = "full" if re.search(r"--scale[= ]full", j["command_line"]) else "quick"
     else:
         title = j["scenario"]["title"]
         seed = j["scenario"]["seed_file"][:3] + " § " + j["scenario"]["seed_section"].split("›")[-1].strip()

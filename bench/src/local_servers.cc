@@ -379,6 +379,24 @@ std::unique_ptr<LocalServer> startTwemproxy(const std::string& binary, const std
   return std::make_unique<LocalServer>(name, ep, std::move(process));
 }
 
+size_t logWarnings(const std::string& log_path, std::string* first) {
+  std::ifstream in(log_path);
+  std::string line;
+  size_t n = 0;
+  while (std::getline(in, line)) {
+    const bool bad = line.find("[warning]") != std::string::npos ||
+                     line.find("[error]") != std::string::npos ||
+                     line.find("[critical]") != std::string::npos;
+    if (bad) {
+      if (n == 0) {
+        *first = line.substr(0, 300);
+      }
+      ++n;
+    }
+  }
+  return n;
+}
+
 bool flushAll(const std::vector<Endpoint>& servers, std::string* error) {
   std::string reply;
   for (const auto& s : servers) {

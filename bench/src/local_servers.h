@@ -83,6 +83,10 @@ std::unique_ptr<LocalServer> startTwemproxy(const std::string& binary, const std
                                             const std::vector<Endpoint>& shards,
                                             const std::string& log_dir, std::string* error);
 
+// Lines of a proxy log that report a warning or an error ("[warning]", "[error]", "[critical]"
+// as spdlog writes them); *first gets the first of them.
+size_t logWarnings(const std::string& log_path, std::string* first);
+
 // FLUSHALL on every server; false with the first failure.
 bool flushAll(const std::vector<Endpoint>& servers, std::string* error);
 

@@ -1,8 +1,10 @@
 // Matrix tables, heat maps and result files.
 #include "matrix_report.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "json_writer.h"
 #include "markdown_table.h"
@@ -55,7 +57,23 @@ struct Footnotes {
   }
 };
 
-std::string ourTable(const MatrixRun& run, const std::string& row, Footnotes* notes) {
+// The seed's number for (shards, proxy cores = workers), when the seed has that cell.
+std::optional<double> seedValue(const std::vector<std::vector<double>>& values, int shards,
+                                int workers) {
+  const SeedMatrix& seed = seedMatrix();
+  const auto r = std::find(seed.shards.begin(), seed.shards.end(), shards);
+  const auto c = std::find(seed.cores.begin(), seed.cores.end(), workers);
+  if (r == seed.shards.end() || c == seed.cores.end()) {
+    return std::nullopt;
+  }
+  return values[static_cast<size_t>(r - seed.shards.begin())]
+               [static_cast<size_t>(c - seed.cores.begin())];
+}
+
+// Our cells, with the seed's published number beside ours where the seed has the same shards
+// and as many proxy cores as we ran workers.
+std::string ourTable(const MatrixRun& run, const std::string& row,
+                     const std::vector<std::vector<double>>& seed_values, Footnotes* notes) {
   std::vector<std::string> header = {"Proxy workers"};
   std::vector<bool> right = {false};
   for (int w : run.workers) {
@@ -76,7 +94,11 @@ std::string ourTable(const MatrixRun& run, const std::string& row, Footnotes* no
                                                       failure));
         continue;
       }
-      cells.push_back(formatValue(medianValue(repsOf(cell), row, Metric::kQps), 0));
+      std::string text = formatValue(medianValue(repsOf(cell), row, Metric::kQps), 0);
+      if (const auto seed = seedValue(seed_values, cell.shards, cell.workers)) {
+        text += " (seed " + formatValue(*seed, 0) + ")";
+      }
+      cells.push_back(text);
     }
     t.addRow(cells);
   }
@@ -198,13 +220,17 @@ bool writeMatrixReport(const MatrixRun& run, const std::string& dir, std::string
   md +=
       "- **seed command**: `redis-benchmark -h IP -t set,get -d 256 --threads 32 -c 960 -n "
       "10000000 -r 10000` (32-core client; proxy cores 2..64; 6 GB shards)\n";
+  for (const auto& w : run.warnings) {
+    md += "- **warning**: " + w + "\n";
+  }
   md += "\n> nproc here is " + std::to_string(run.machine.nproc) +
         ": columns marked † have more proxy workers than CPUs, and the client, the proxy and "
         "the shards share those CPUs, so compare cells with each other, not with the seed's "
-        "32-core numbers.\n";
-  md += "\n## SET requests per second (Hiệu năng Set)\n\n" + ourTable(run, "SET", &notes);
+        "32-core numbers. A cell whose shard count and worker count the seed also ran (as "
+        "proxy cores) shows the seed's number in brackets.\n";
+  md += "\n## SET requests per second (Hiệu năng Set)\n\n" + ourTable(run, "SET", seed.set, &notes);
   md += "\n![SET heat map](matrix-set.svg)\n";
-  md += "\n## GET requests per second (Hiệu năng Get)\n\n" + ourTable(run, "GET", &notes);
+  md += "\n## GET requests per second (Hiệu năng Get)\n\n" + ourTable(run, "GET", seed.get, &notes);
   md += "\n![GET heat map](matrix-get.svg)\n";
   if (!notes.lines.empty()) {
     md += "\n";
@@ -246,6 +272,11 @@ bool writeMatrixReport(const MatrixRun& run, const std::string& dir, std::string
   j.field("wall_s", run.wall_s, 1).field("interrupted", run.interrupted);
   j.field("nproc", static_cast<uint64_t>(run.machine.nproc));
   j.field("cpu_model", run.machine.cpu_model).field("date_utc", run.machine.date_utc);
+  j.key("warnings").beginArray();
+  for (const auto& w : run.warnings) {
+    j.value(w);
+  }
+  j.endArray();
   j.key("shards").beginArray();
   for (int s : run.shards) {
     j.value(s);

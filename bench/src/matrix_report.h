@@ -1,5 +1,6 @@
 // The result directory of `shardbench matrix`: report.md (SET and GET tables laid out like the
-// seed's, rows = shards, columns = proxy workers, then the seed's published tables), heat maps
+// seed's, rows = shards, columns = proxy workers, the seed's number beside ours where it ran the
+// same cell, then the seed's published tables), heat maps
 // (matrix-set.svg, matrix-get.svg and the seed's), results.json, results.csv and runs/*.json.
 #pragma once
 
@@ -28,7 +29,8 @@ struct MatrixRun {
   MachineInfo machine;
   double wall_s = 0;
   bool interrupted = false;
-  bool external = false;  // --proxy: the proxies were already running
+  bool external = false;              // --proxy: the proxies were already running
+  std::vector<std::string> warnings;  // e.g. warnings a cell's proxy logged
 };
 
 bool writeMatrixReport(const MatrixRun& run, const std::string& dir, std::string* markdown,

@@ -50,9 +50,9 @@ class Monitor {
       if (info_ok) {
         if (c == nullptr) {
           c = redisConnectWithTimeout(target_.endpoint.host.c_str(), target_.endpoint.port,
-                                      timeval{1, 0});
+                                      timeval{3, 0});
           if (c != nullptr && !c->err) {
-            redisSetTimeout(c, timeval{1, 0});
+            redisSetTimeout(c, timeval{3, 0});
           }
         }
         if (c != nullptr && !c->err) {
@@ -102,6 +102,21 @@ std::string targetDied(const Target& target, const char* when) {
     msg += "; its log ends with: " + tail;
   }
   return msg;
+}
+
+// The run's error, with the first error reply when it failed because of error replies.
+std::string firstError(const RunOutput& output) {
+  std::string message = output.error;
+  for (const auto& phase : output.record.phases) {
+    for (const auto& row : phase.rows) {
+      for (const auto& e : row.stats.errors.entries()) {
+        if (!e.example.empty()) {
+          return message + "; the first: " + e.example.substr(0, 300);
+        }
+      }
+    }
+  }
+  return message;
 }
 
 }  // namespace
@@ -189,7 +204,7 @@ Measurement executePoint(const PlannedPoint& point, const Target& target, int re
     }
     if (outputs[i].status != 0 && m.status == MeasureStatus::kOk) {
       m.status = MeasureStatus::kFailed;
-      m.message = (name.empty() ? "" : "run '" + name + "': ") + outputs[i].error;
+      m.message = (name.empty() ? "" : "run '" + name + "': ") + firstError(outputs[i]);
     }
     m.records.emplace_back(name, std::move(outputs[i].record));
   }

@@ -420,7 +420,8 @@ int runScenarioCommand(const std::vector<std::string>& args) {
   }
   const uint64_t open_files = raiseOpenFileLimit();
   ScenarioPlan plan;
-  if (!planScenario(scenario, flags.scale, flags.vars, open_files, &plan, &error)) {
+  if (!planScenario(scenario, flags.scale, flags.vars, open_files, &plan, &error,
+                    localPortCount())) {
     std::fprintf(stderr, "shardbench scenario: %s: %s\n", flags.file.c_str(), error.c_str());
     return 2;
   }
@@ -522,6 +523,9 @@ int runScenarioCommand(const std::vector<std::string>& args) {
   run.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   run.interrupted = interruptRequested();
   run.warnings = std::move(exec.warnings());
+  for (auto& w : deployment.logWarnings()) {
+    run.warnings.push_back(std::move(w));
+  }
   std::string markdown;
   if (!writeScenarioReport(run, dir, &markdown, &error)) {
     std::fprintf(stderr, "shardbench scenario: %s\n", error.c_str());

@@ -2,6 +2,8 @@
 #include "scenario_plan.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <fstream>
 
 #include "command_template.h"
 
@@ -87,8 +89,19 @@ bool planPoint(const Scenario& s, const ScaleSpec& scale, const PointSpec& point
 
 uint64_t openFilesNeeded(uint64_t connections) { return connections + kOpenFileSlack; }
 
+uint64_t localPortCount() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  uint64_t lo = 0;
+  uint64_t hi = 0;
+  if (!(in >> lo >> hi) || hi < lo) {
+    return 0;
+  }
+  return hi - lo + 1;
+}
+
 bool planScenario(const Scenario& s, const std::string& scale_name, const VarMap& overrides,
-                  uint64_t open_files, ScenarioPlan* out, std::string* error) {
+                  uint64_t open_files, ScenarioPlan* out, std::string* error,
+                  uint64_t local_ports) {
   const ScaleSpec* scale = s.scale(scale_name);
   if (scale == nullptr) {
     *error = "unknown scale '" + scale_name + "' (quick or full)";
@@ -129,6 +142,13 @@ bool planScenario(const Scenario& s, const std::string& scale_name, const VarMap
                        "(RLIMIT_NOFILE, hard) here is " +
                        std::to_string(open_files);
       any_skipped = true;
+    } else if (local_ports > 0 && pp.connections > local_ports) {
+      // Every client connection to the one target address takes its own ephemeral port.
+      pp.skip_reason = "needs " + std::to_string(pp.connections) +
+                       " client connections to one address; the ephemeral port range "
+                       "(net.ipv4.ip_local_port_range) here has " +
+                       std::to_string(local_ports) + " ports";
+      any_skipped = true;
     } else {
       largest_fit = std::max(largest_fit, pp.connections);
     }
@@ -136,7 +156,11 @@ bool planScenario(const Scenario& s, const std::string& scale_name, const VarMap
   }
   if (s.fit_open_files && any_skipped && s.has_sweep) {
     // One extra point at the largest round count that fits, placed before the first skipped one.
-    const uint64_t fit = (open_files - kOpenFileSlack) / 1000 * 1000;
+    uint64_t limit = open_files > kOpenFileSlack ? open_files - kOpenFileSlack : UINT64_MAX;
+    if (local_ports > 0) {
+      limit = std::min(limit, local_ports);
+    }
+    const uint64_t fit = limit / 1000 * 1000;
     if (fit > largest_fit) {
       PointSpec extra = *points.front();
       extra.label = std::to_string(fit);
@@ -146,7 +170,7 @@ bool planScenario(const Scenario& s, const std::string& scale_name, const VarMap
         return false;
       }
       pp.added_to_fit = true;
-      if (openFilesNeeded(pp.connections) <= open_files) {
+      if (open_files == 0 || openFilesNeeded(pp.connections) <= open_files) {
         auto it = std::find_if(plan.points.begin(), plan.points.end(),
                                [](const PlannedPoint& x) { return !x.skip_reason.empty(); });
         plan.points.insert(it, std::move(pp));

@@ -40,9 +40,16 @@ struct ScenarioPlan {
 uint64_t openFilesNeeded(uint64_t connections);
 
 // `overrides` (--set NAME=VALUE) win over the scale's vars, which win over the scenario's.
-// `open_files` is the open-file limit that applies to shardbench and the proxy (0: unchecked).
+// `open_files` is the open-file limit that applies to shardbench and the proxy (0: unchecked);
+// `local_ports` the ephemeral ports one client address has for connections to one server
+// address (net.ipv4.ip_local_port_range; 0: unchecked). A point that needs more of either is
+// skipped with the reason.
 bool planScenario(const Scenario& scenario, const std::string& scale, const VarMap& overrides,
-                  uint64_t open_files, ScenarioPlan* out, std::string* error);
+                  uint64_t open_files, ScenarioPlan* out, std::string* error,
+                  uint64_t local_ports = 0);
+
+// The size of net.ipv4.ip_local_port_range (0 when it cannot be read).
+uint64_t localPortCount();
 
 // The shardbench command line of a run against host:port, for reports.
 std::string commandLine(const PlannedRun& run, const std::string& host, uint16_t port);

@@ -29,7 +29,10 @@ class Notes {
   std::string mark(const std::string& message, const std::string& where) {
     for (size_t i = 0; i < notes_.size(); ++i) {
       if (notes_[i].first == message) {
-        notes_[i].second.push_back(where);
+        auto& places = notes_[i].second;
+        if (std::find(places.begin(), places.end(), where) == places.end()) {
+          places.push_back(where);
+        }
         return "[" + std::to_string(i + 1) + "]";
       }
     }

@@ -74,7 +74,20 @@ std::vector<std::string> wrap(const std::string& text, size_t width) {
     if (space == std::string::npos) {
       space = text.size();
     }
-    const std::string word = text.substr(pos, space - pos);
+    std::string word = text.substr(pos, space - pos);
+    // A word longer than a line is cut into line-sized pieces.
+    while (word.size() > width) {
+      if (!line.empty()) {
+        lines.push_back(line);
+        line.clear();
+      }
+      size_t cut = width;
+      while (cut > 1 && (static_cast<unsigned char>(word[cut]) & 0xC0) == 0x80) {
+        --cut;  // never split a UTF-8 sequence
+      }
+      lines.push_back(word.substr(0, cut));
+      word = word.substr(cut);
+    }
     if (!line.empty() && line.size() + 1 + word.size() > width) {
       lines.push_back(line);
       line.clear();
@@ -144,7 +157,9 @@ double yAxis(std::string& out, const Frame& f, double max, const std::string& ti
 void xLabels(std::string& out, const Frame& f, const std::vector<std::string>& labels,
              const std::vector<double>& xs, const std::string& title) {
   for (size_t i = 0; i < labels.size(); ++i) {
-    const auto lines = wrap(labels[i], labels.size() > 6 ? 12 : 22);
+    // About 6.5 px per character at 11 px.
+    const double slot = f.plotW() / static_cast<double>(std::max<size_t>(1, labels.size()));
+    const auto lines = wrap(labels[i], std::max<size_t>(6, static_cast<size_t>(slot / 6.5)));
     for (size_t l = 0; l < lines.size(); ++l) {
       out += "<text x=\"" + fmt(xs[i]) + "\" y=\"" + fmt(f.top + f.plotH() + 18 + 13 * l) +
              "\" font-size=\"11\" text-anchor=\"middle\" fill=\"#444\">" + xmlEscape(lines[l]) +

@@ -128,6 +128,26 @@ std::string LocalDeployment::description() const {
   return text;
 }
 
+std::vector<std::string> LocalDeployment::logWarnings() const {
+  // The proxies' logs only: redis-server logs its start-up notes at the warning level.
+  const std::vector<const LocalServer*> servers = {proxy_.get(), twemproxy_.get()};
+  std::vector<std::string> out;
+  for (const LocalServer* server : servers) {
+    if (server == nullptr) {
+      continue;
+    }
+    std::string first;
+    const std::string path = spec_.log_dir + "/" + server->name() + ".log";
+    const size_t n = sp::bench::logWarnings(path, &first);
+    if (n > 0) {
+      out.push_back(server->name() + " logged " + std::to_string(n) +
+                    " warning or error line(s) during the run (logs/" + server->name() +
+                    ".log); the first: " + first);
+    }
+  }
+  return out;
+}
+
 void LocalDeployment::stop() {
   if (twemproxy_ != nullptr) {
     twemproxy_->stop();

@@ -53,6 +53,9 @@ class LocalDeployment {
   std::vector<Target> targets() const;
   std::vector<Endpoint> shardEndpoints() const;
   std::string description() const;
+  // "shardproxy logged 3 warning or error line(s) ..., the first: ..." for each proxy we started
+  // whose log has any: the report shows them next to the numbers.
+  std::vector<std::string> logWarnings() const;
   void stop();
 
  private:

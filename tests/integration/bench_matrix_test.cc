@@ -2,7 +2,7 @@
 // shardbench itself for every cell. A 2x2 matrix yields a complete table, JSON and heat maps; a
 // cell whose proxy cannot start is reported as failed (never as 0 QPS or a gap); cells with more
 // workers than CPUs run and are marked; Ctrl-C writes a partial report; and nothing shardbench
-// started outlives it.
+// started outlives it. --proxy measures a proxy that is already running and leaves it running.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -113,6 +113,9 @@ TEST(BenchMatrixTest, TwoByTwoGivesACompleteTableAndCharts) {
   EXPECT_NE(report.find("| Proxy workers | 1 | 2 |"), std::string::npos) << report;
   EXPECT_NE(report.find("nproc here is"), std::string::npos);
   EXPECT_NE(report.find("## Seed: SET requests per second"), std::string::npos);
+  // The seed's number beside ours where it ran the same cell (2 shards, 2 proxy cores).
+  EXPECT_NE(report.find(" (seed 217244) |\n| 4 shards |"), std::string::npos) << report;
+  EXPECT_NE(report.find(" (seed 188469) |\n| 4 shards |"), std::string::npos) << report;
   EXPECT_EQ(report.find("failed"), std::string::npos) << report;
   const std::string check = checkResults(out);
   EXPECT_NE(check.find("svgs 4"), std::string::npos) << check;
@@ -172,6 +175,50 @@ TEST(BenchMatrixTest, AProxyThatDoesNotStartIsAFailedCell) {
   EXPECT_EQ(r.exit_code, 1) << r.log;
   EXPECT_NE(readFile(out2 + "/report.md").find("cannot execute"), std::string::npos);
   EXPECT_NE(checkResults(out2).find("2 1 failed None None"), std::string::npos);
+}
+
+TEST(BenchMatrixTest, ProxyFlagMeasuresAProxyThatIsAlreadyRunning) {
+  auto shards = startShards(2);
+  ProxyProcess proxy(shardList(shards), 1);
+  TempDir dir;
+  const std::string address = "127.0.0.1:" + std::to_string(proxy.port());
+  const std::vector<std::string> load = {"-n", "2000", "-c", "20", "--time-limit", "3"};
+
+  // Labelled with its shard and worker counts.
+  const std::string out = dir.path() + "/m";
+  std::vector<std::string> args = {"--proxy", "2x1=" + address};
+  args.insert(args.end(), load.begin(), load.end());
+  CliRun r = runMatrix(out, args);
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  const std::string report = readFile(out + "/report.md");
+  EXPECT_NE(report.find("proxies already running (--proxy)"), std::string::npos) << report;
+  EXPECT_NE(report.find("| Proxy workers | 1 |"), std::string::npos) << report;
+  EXPECT_NE(report.find(address), std::string::npos) << report;
+  EXPECT_NE(checkResults(out).find("2 1 ok "), std::string::npos);
+  // The load went through that proxy into its shards, and shardbench left the proxy running.
+  EXPECT_TRUE(proxy.process().alive());
+  EXPECT_EQ(Client(proxy.port()).cmd({"PING"}), "PONG");
+  long keys = 0;
+  for (const auto& s : shards) {
+    keys += std::stol(Client(s->port()).cmd({"DBSIZE"}).substr(10));  // "(integer) N"
+  }
+  EXPECT_GT(keys, 0);
+  EXPECT_TRUE(std::filesystem::is_empty(out + "/logs"));  // it started no server of its own
+
+  // Unlabelled: the single --shards and --workers values say what it is.
+  const std::string out2 = dir.path() + "/m2";
+  args = {"--proxy", address, "--shards", "2", "--workers", "1"};
+  args.insert(args.end(), load.begin(), load.end());
+  r = runMatrix(out2, args);
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_NE(checkResults(out2).find("2 1 ok "), std::string::npos);
+
+  // Unlabelled without them is a usage error.
+  args = {"--proxy", address};
+  args.insert(args.end(), load.begin(), load.end());
+  r = runMatrix(dir.path() + "/m3", args);
+  EXPECT_EQ(r.exit_code, 2) << r.log;
+  EXPECT_NE(r.log.find("SHARDSxWORKERS"), std::string::npos) << r.log;
 }
 
 TEST(BenchMatrixTest, CtrlCStopsEverythingAndWritesAPartialReport) {

@@ -1,8 +1,9 @@
 // shardbench scenario end to end: every shipped scenario file runs at its smallest size against a
 // real redis-server; the Codis long-connection scenario really holds 2,000 client connections on
 // a real shardproxy (seen in the proxy's INFO while it runs); side-by-side runs against
-// shardproxy, twemproxy and one shard alternate the targets between repetitions and show ratios;
-// an unreachable target is a failed point.
+// shardproxy, twemproxy and one shard, or targets given as repeated --target flags, alternate
+// between repetitions and show ratios; an unreachable target is a failed point; and the publishing
+// script turns result directories into docs/benchmarks.md and the README's block.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -198,6 +199,72 @@ TEST(BenchScenarioTest, SideBySideAlternatesTargetsAndShowsRatios) {
   EXPECT_NE(report.find("| twemproxy (this machine) |"), std::string::npos) << report;
   EXPECT_NE(report.find("×)"), std::string::npos) << report;
   EXPECT_NE(report.find("2 repetitions (median)"), std::string::npos);
+}
+
+TEST(BenchScenarioTest, RepeatedTargetFlagsAlternateAndShowRatiosToTheFirst) {
+  RedisServer first;
+  RedisServer second;
+  TempDir dir;
+  const std::string out = dir.path() + "/targets";
+  CliRun r =
+      runScenario(out + ".log",
+                  {std::string(SP_SOURCE_DIR) + "/conf/scenarios/kuaijie-data-sizes.yaml",
+                   "--target", "first=" + first.address(), "--target", "second=" + second.address(),
+                   "--points", "512", "--repeat", "2", "--out", out});
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  const std::string check = checkResults(out);
+  const std::vector<std::string> order = {"512|first|1|ok|", "512|second|1|ok|", "512|second|2|ok|",
+                                          "512|first|2|ok|"};
+  size_t pos = 0;
+  for (const auto& o : order) {
+    const size_t at = check.find(o, pos);
+    ASSERT_NE(at, std::string::npos) << o << "\n" << check;
+    pos = at + 1;
+  }
+  const std::string report = readFile(out + "/report.md");
+  EXPECT_NE(report.find("ratios are to first"), std::string::npos) << report;
+  EXPECT_NE(report.find("| first (this machine) |"), std::string::npos) << report;
+  EXPECT_NE(report.find("| second (this machine) |"), std::string::npos) << report;
+  EXPECT_NE(report.find("×)"), std::string::npos) << report;
+  // Both servers really took the load (10,000 keys at most, flushed before each run).
+  for (RedisServer* s : {&first, &second}) {
+    EXPECT_NE(Client(s->port()).cmd({"DBSIZE"}), "(integer) 0");
+  }
+}
+
+// tools/bench-report-publish.py (the last step of tools/bench-report.sh) turns result
+// directories into docs/benchmarks.md, its charts and the README block between the markers,
+// leaving the rest of the README as it was.
+TEST(BenchScenarioTest, OneCommandRegeneratesTheDocsAndTheReadmeBlock) {
+  RedisServer redis;
+  TempDir dir;
+  const std::string results = dir.path() + "/results";
+  CliRun r = runScenario(
+      dir.path() + "/run.log",
+      {std::string(SP_SOURCE_DIR) + "/conf/scenarios/kuaijie-pipeline.yaml", "--target",
+       "redis=" + redis.address(), "--points", "16", "--out", results + "/kuaijie-pipeline"});
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  const std::string readme = dir.path() + "/README.md";
+  std::ofstream(readme) << "# title\n\nbefore\n<!-- bench:begin -->\nstale\n<!-- bench:end -->\n"
+                           "after\n";
+  const std::string docs = dir.path() + "/docs/benchmarks.md";
+  const std::string log = commandOutput(
+      "cd " + std::string(SP_SOURCE_DIR) +
+      " && /usr/bin/python3 tools/bench-report-publish.py --results " + results + " --docs " +
+      docs + " --charts " + dir.path() + "/docs/benchmarks --readme " + readme + " 2>&1");
+  EXPECT_NE(log.find("wrote"), std::string::npos) << log;
+  const std::string page = readFile(docs);
+  EXPECT_NE(page.find("## Connections 1..800 with -P 100"), std::string::npos) << page;
+  EXPECT_NE(page.find("| redis (this machine) |"), std::string::npos) << page;
+  EXPECT_NE(page.find("| seed: "), std::string::npos) << page;
+  EXPECT_NE(page.find("](benchmarks/kuaijie-pipeline/"), std::string::npos) << page;
+  EXPECT_NE(page.find("Not in this result set: matrix"), std::string::npos) << page;
+  EXPECT_TRUE(std::filesystem::exists(dir.path() + "/docs/benchmarks/kuaijie-pipeline"));
+  const std::string text = readFile(readme);
+  EXPECT_EQ(text.find("stale"), std::string::npos) << text;
+  EXPECT_EQ(text.rfind("# title\n\nbefore\n<!-- bench:begin -->\n", 0), 0u) << text;
+  EXPECT_NE(text.find("docs/benchmarks.md#"), std::string::npos) << text;
+  EXPECT_NE(text.find("<!-- bench:end -->\nafter\n"), std::string::npos) << text;
 }
 
 TEST(BenchScenarioTest, AnUnreachableTargetIsAFailedPoint) {

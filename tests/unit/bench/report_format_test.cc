@@ -108,6 +108,31 @@ TEST(ReportFormatTest, BarChart) {
   EXPECT_EQ(count(svg, "<title>"), 5u);  // one per bar that has a value
 }
 
+TEST(ReportFormatTest, LongLabelsWrapWithoutSplittingCharacters) {
+  ChartData d = sample();
+  d.x_labels = {"Uniform-50%Read-50%Update-READ-and-more",
+                "記憶體大於資料情境記憶體大於資料情境記憶體大於資料情境", "x"};
+  d.series[0].name = "記憶體大於資料情境記憶體大於資料情境記憶體大於資料情境記憶體大於資料情境";
+  for (const std::string& svg : {barChartSvg(d), lineChartSvg(d)}) {
+    expectWellFormed(svg);
+    // Valid UTF-8 throughout: every lead byte is followed by the right number of continuations.
+    for (size_t i = 0; i < svg.size();) {
+      const auto c = static_cast<unsigned char>(svg[i]);
+      const size_t n = c < 0x80         ? 1
+                       : (c >> 5) == 6  ? 2
+                       : (c >> 4) == 14 ? 3
+                       : (c >> 3) == 30 ? 4
+                                        : 0;
+      ASSERT_NE(n, 0u) << "stray byte at " << i;
+      for (size_t k = 1; k < n; ++k) {
+        ASSERT_EQ(static_cast<unsigned char>(svg[i + k]) & 0xC0, 0x80) << "cut sequence at " << i;
+      }
+      i += n;
+    }
+    EXPECT_EQ(svg.find("Uniform-50%Read-50%Update-READ-and-more<"), std::string::npos);
+  }
+}
+
 TEST(ReportFormatTest, HeatMap) {
   HeatMapData h;
   h.title = "SET";

@@ -198,6 +198,35 @@ TEST(ScenarioLoaderTest, OpenFileLimitSkipsPointsAndAddsOneThatFits) {
   EXPECT_EQ(plan.points.size(), 3u);
 }
 
+TEST(ScenarioLoaderTest, EphemeralPortRangeSkipsPointsAndAddsOneThatFits) {
+  Scenario s = parseOk(replaced(
+      replaced(kSweep, "values: [1, 8, 64]", "values: [500, 2000, 40000]\n  fit_open_files: true"),
+      "quick: {values: [1, 64], args: -n 100}", "quick: {args: -n 100}"));
+  s.tables[0].published.clear();
+  ScenarioPlan plan;
+  std::string error;
+  // Open files to spare, but 28,232 ports (Linux's default range 32768-60999).
+  ASSERT_TRUE(planScenario(s, "quick", {}, 100000, &plan, &error, 28232)) << error;
+  ASSERT_EQ(plan.points.size(), 4u);
+  EXPECT_TRUE(plan.points[1].skip_reason.empty());
+  EXPECT_EQ(plan.points[2].label, "28000");
+  EXPECT_TRUE(plan.points[2].added_to_fit);
+  EXPECT_EQ(plan.points[3].label, "40000");
+  EXPECT_NE(plan.points[3].skip_reason.find("ip_local_port_range"), std::string::npos);
+  EXPECT_NE(plan.points[3].skip_reason.find("28232"), std::string::npos);
+
+  // Both limits: the smaller one decides the added point.
+  ASSERT_TRUE(planScenario(s, "quick", {}, 20000, &plan, &error, 28232)) << error;
+  ASSERT_EQ(plan.points.size(), 4u);
+  EXPECT_EQ(plan.points[2].label, "19000");
+  EXPECT_NE(plan.points[3].skip_reason.find("RLIMIT_NOFILE"), std::string::npos);
+
+  // The port range alone (open files unchecked).
+  ASSERT_TRUE(planScenario(s, "quick", {}, 0, &plan, &error, 28232)) << error;
+  ASSERT_EQ(plan.points.size(), 4u);
+  EXPECT_EQ(plan.points[2].label, "28000");
+}
+
 TEST(ScenarioLoaderTest, EveryShippedScenarioLoadsAndPlans) {
   const std::filesystem::path dir = std::filesystem::path(SP_SOURCE_DIR) / "conf" / "scenarios";
   size_t files = 0;
