@@ -326,7 +326,10 @@ TEST(BenchIntegrationTest, ServerClosingConnectionsEndsTheRun) {
   EXPECT_GE(integerReply(c.cmd({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"})), 1);
   BenchRun r = b.wait(seconds(20));
   EXPECT_EQ(r.exit_code, 1) << r.log;
-  EXPECT_NE(r.log.find("lost: the server closed the connection"), std::string::npos) << r.log;
+  // A connection killed with a request in flight may end in a reset rather than an orderly close.
+  EXPECT_TRUE(r.log.find("lost: the server closed the connection") != std::string::npos ||
+              r.log.find("lost: connection reset by peer") != std::string::npos)
+      << r.log;
 }
 
 // With --max-reconnects the killed connections come back and the run completes; a request that
