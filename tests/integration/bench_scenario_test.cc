@@ -97,6 +97,16 @@ std::string smallestPoint(const std::string& file, const std::string& log) {
   return r.log.substr(nl + 3, end - nl - 3);  // the line starts with two spaces
 }
 
+// Every line of `order` appears in `check`, in that order.
+void expectInOrder(const std::string& check, const std::vector<std::string>& order) {
+  size_t pos = 0;
+  for (const auto& o : order) {
+    const size_t at = check.find(o, pos);
+    ASSERT_NE(at, std::string::npos) << o << "\n" << check;
+    pos = at + 1;
+  }
+}
+
 TEST(BenchScenarioTest, EveryScenarioRunsAtItsSmallestSizeAgainstRedis) {
   RedisServer redis;
   TempDir dir;
@@ -188,12 +198,7 @@ TEST(BenchScenarioTest, SideBySideAlternatesTargetsAndShowsRatios) {
   const std::vector<std::string> order = {"512|shardproxy|1|ok|",   "512|twemproxy|1|ok|",
                                           "512|redis-server|1|ok|", "512|twemproxy|2|ok|",
                                           "512|redis-server|2|ok|", "512|shardproxy|2|ok|"};
-  size_t pos = 0;
-  for (const auto& o : order) {
-    const size_t at = check.find(o, pos);
-    ASSERT_NE(at, std::string::npos) << o << "\n" << check;
-    pos = at + 1;
-  }
+  expectInOrder(check, order);
   const std::string report = readFile(out + "/report.md");
   EXPECT_NE(report.find("ratios are to shardproxy"), std::string::npos) << report;
   EXPECT_NE(report.find("| twemproxy (this machine) |"), std::string::npos) << report;
@@ -215,12 +220,7 @@ TEST(BenchScenarioTest, RepeatedTargetFlagsAlternateAndShowRatiosToTheFirst) {
   const std::string check = checkResults(out);
   const std::vector<std::string> order = {"512|first|1|ok|", "512|second|1|ok|", "512|second|2|ok|",
                                           "512|first|2|ok|"};
-  size_t pos = 0;
-  for (const auto& o : order) {
-    const size_t at = check.find(o, pos);
-    ASSERT_NE(at, std::string::npos) << o << "\n" << check;
-    pos = at + 1;
-  }
+  expectInOrder(check, order);
   const std::string report = readFile(out + "/report.md");
   EXPECT_NE(report.find("ratios are to first"), std::string::npos) << report;
   EXPECT_NE(report.find("| first (this machine) |"), std::string::npos) << report;

@@ -176,11 +176,17 @@ TEST(ScenarioLoaderTest, PlanChecksFlagsAndRefusesHostFlags) {
   EXPECT_FALSE(planScenario(s, "huge", {}, 0, &plan, &error));
 }
 
-TEST(ScenarioLoaderTest, OpenFileLimitSkipsPointsAndAddsOneThatFits) {
+// kSweep with connection counts up to 40,000 that fit_open_files may skip, no published rows.
+Scenario largeConnectionSweep() {
   Scenario s = parseOk(replaced(
       replaced(kSweep, "values: [1, 8, 64]", "values: [500, 2000, 40000]\n  fit_open_files: true"),
       "quick: {values: [1, 64], args: -n 100}", "quick: {args: -n 100}"));
   s.tables[0].published.clear();
+  return s;
+}
+
+TEST(ScenarioLoaderTest, OpenFileLimitSkipsPointsAndAddsOneThatFits) {
+  Scenario s = largeConnectionSweep();
   ScenarioPlan plan;
   std::string error;
   ASSERT_TRUE(planScenario(s, "quick", {}, 20000, &plan, &error)) << error;
@@ -199,10 +205,7 @@ TEST(ScenarioLoaderTest, OpenFileLimitSkipsPointsAndAddsOneThatFits) {
 }
 
 TEST(ScenarioLoaderTest, EphemeralPortRangeSkipsPointsAndAddsOneThatFits) {
-  Scenario s = parseOk(replaced(
-      replaced(kSweep, "values: [1, 8, 64]", "values: [500, 2000, 40000]\n  fit_open_files: true"),
-      "quick: {values: [1, 64], args: -n 100}", "quick: {args: -n 100}"));
-  s.tables[0].published.clear();
+  Scenario s = largeConnectionSweep();
   ScenarioPlan plan;
   std::string error;
   // Open files to spare, but 28,232 ports (Linux's default range 32768-60999).
