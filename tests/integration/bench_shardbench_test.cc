@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -375,8 +376,14 @@ TEST(BenchIntegrationTest, RateLimitsTheThroughput) {
       runBench(redis.port(), {"-t", "set", "-n", "1000", "--rate", "1000", "-c", "10", "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.log;
   EXPECT_GE(r.seconds, 0.9) << r.log;
-  // The reported rate is the paced one (0.999 s for 1000 slots), not the server's capacity.
-  EXPECT_NE(r.log.find("SET: 100"), std::string::npos) << r.log;
+  // The reported rate is the paced one (1000 slots over 0.999 s, plus however late the last
+  // reply lands on a loaded machine), not the server's capacity of tens of thousands per second.
+  const std::string label = "SET: ";
+  const size_t at = r.log.find(label);
+  ASSERT_NE(at, std::string::npos) << r.log;
+  const double rate = std::strtod(r.log.c_str() + at + label.size(), nullptr);
+  EXPECT_LE(rate, 1010.0) << r.log;
+  EXPECT_GE(rate, 500.0) << r.log;
 }
 
 TEST(BenchIntegrationTest, BadFlagsExitWithStatusTwo) {
