@@ -1,6 +1,12 @@
 // The request/reply cycle of one connection: connect, handshake, fill the pipeline, frame replies.
 #include "bench_connection.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 
 #include "bench_thread.h"
@@ -61,12 +67,50 @@ void BenchConnection::connect() {
   uv_tcp_init(thread_->loop(), &tcp_);
   tcp_.data = this;
   connect_req_.data = this;
-  const int rc = uv_tcp_connect(&connect_req_, &tcp_,
-                                reinterpret_cast<const sockaddr*>(&thread_->ctx().address),
-                                &BenchConnection::onConnect);
-  if (rc != 0) {
-    thread_->fail("cannot connect to " + thread_->ctx().address_text + ": " + uv_strerror(rc));
+  const PhaseContext& ctx = thread_->ctx();
+  if (!ctx.sources.empty() && !bindSource(ctx.sources[slot_ % ctx.sources.size()])) {
+    return;
   }
+  const int rc =
+      uv_tcp_connect(&connect_req_, &tcp_, reinterpret_cast<const sockaddr*>(&ctx.address),
+                     &BenchConnection::onConnect);
+  if (rc != 0) {
+    thread_->fail("cannot connect to " + ctx.address_text + ": " + uv_strerror(rc));
+  }
+}
+
+bool BenchConnection::bindSource(const sockaddr_storage& source) {
+  auto fail = [&](const char* step, int err) {
+    char text[INET6_ADDRSTRLEN] = "?";
+    const void* raw =
+        source.ss_family == AF_INET
+            ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(&source)->sin_addr)
+            : &reinterpret_cast<const sockaddr_in6*>(&source)->sin6_addr;
+    inet_ntop(source.ss_family, raw, text, sizeof(text));
+    thread_->fail(std::string("cannot ") + step + " source address " + text + ": " +
+                  uv_strerror(err));
+    return false;
+  };
+  const int fd = ::socket(source.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return fail("open a socket for", uv_translate_sys_error(errno));
+  }
+  // The port is chosen at connect time, per destination, so every source address offers the
+  // whole ephemeral range to each server.
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+  const socklen_t len = source.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&source), len) != 0) {
+    const int err = uv_translate_sys_error(errno);
+    ::close(fd);
+    return fail("bind to", err);
+  }
+  const int rc = uv_tcp_open(&tcp_, fd);
+  if (rc != 0) {
+    ::close(fd);
+    return fail("use the socket bound to", rc);
+  }
+  return true;
 }
 
 void BenchConnection::onConnect(uv_connect_t* req, int status) {

@@ -32,7 +32,8 @@ struct PhaseContext {
   const Workload* workload = nullptr;
   const Phase* phase = nullptr;
   sockaddr_storage address{};
-  std::string address_text;  // "host:port" for messages
+  std::string address_text;               // "host:port" for messages
+  std::vector<sockaddr_storage> sources;  // --source-address, port 0; empty: the kernel picks
   uint32_t run_id = 0;
   uint64_t seed = 0;
   uint32_t total_slots = 0;                   // connections over all threads

@@ -1,6 +1,8 @@
 // Flag parsing: a table of flags with their spellings, then conflict and range checks.
 #include "options.h"
 
+#include <arpa/inet.h>
+
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -153,6 +155,12 @@ std::vector<std::string> splitList(const std::string& value) {
   return out;
 }
 
+bool isNumericAddress(const std::string& text) {
+  in6_addr buf{};
+  return inet_pton(AF_INET, text.c_str(), &buf) == 1 ||
+         inet_pton(AF_INET6, text.c_str(), &buf) == 1;
+}
+
 struct ParseState {
   bool keepalive = true;
   uint64_t r = 0;
@@ -206,6 +214,21 @@ std::vector<Flag> flagTable(ParseState& st) {
   add({"--max-reconnects"}, "max-reconnects", true,
       [](Options& o, const std::string& v, std::string* e) {
         return parseInt(v, "--max-reconnects", 0, 1000000000, &o.max_reconnects, e);
+      });
+  add({"--source-address"}, "source-address", true,
+      [](Options& o, const std::string& v, std::string* e) {
+        for (const std::string& a : splitList(v)) {
+          if (!isNumericAddress(a)) {
+            *e = "--source-address '" + a + "' is not a numeric IPv4 or IPv6 address";
+            return false;
+          }
+          o.source_addresses.push_back(a);
+        }
+        if (o.source_addresses.empty()) {
+          *e = "empty --source-address";
+          return false;
+        }
+        return true;
       });
   add({"--threads"}, "threads", true, [](Options& o, const std::string& v, std::string* e) {
     return parseInt(v, "--threads", 1, 1024, &o.threads, e);
@@ -599,6 +622,10 @@ Connection:
       --connect-timeout MS  give up connecting after MS milliseconds (default 5000)
       --request-timeout MS  end the run with an error when a request has no reply after MS
                             milliseconds, e.g. a stalled server (default 10000)
+      --source-address A[,A...]  bind the connections to these local addresses in turn
+                            (repeatable); each address has its own ephemeral ports, so
+                            more connections than net.ipv4.ip_local_port_range holds can
+                            reach one server port (e.g. 127.0.0.1,127.0.0.2 on loopback)
       --max-reconnects N    reconnect up to N times per thread when the server closes a
                             connection; the requests in flight count as errors (default 0: a
                             closed connection ends the run with an error)

@@ -32,6 +32,9 @@ struct Options {
   uint32_t connect_timeout_ms = 5000;
   uint32_t request_timeout_ms = 10000;
   uint32_t max_reconnects = 0;  // per thread, after a server closes a connection
+  // --source-address: local addresses the connections bind to in turn (numeric, the target's
+  // family), so more connections than one address's ephemeral ports can reach one server port.
+  std::vector<std::string> source_addresses;
 
   // Load shape.
   uint32_t threads = 1;

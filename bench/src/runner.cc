@@ -1,6 +1,7 @@
 // Phase orchestration, signal handling, result merging and exit status.
 #include "runner.h"
 
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <unistd.h>
 
@@ -37,6 +38,31 @@ bool resolve(const Options& o, sockaddr_storage* out, std::string* error) {
   return true;
 }
 
+// --source-address: numeric addresses of the target's family, port 0 (the kernel picks it).
+bool resolveSources(const Options& o, int family, std::vector<sockaddr_storage>* out,
+                    std::string* error) {
+  for (const std::string& text : o.source_addresses) {
+    sockaddr_storage ss{};
+    if (family == AF_INET) {
+      auto* sin = reinterpret_cast<sockaddr_in*>(&ss);
+      sin->sin_family = AF_INET;
+      if (inet_pton(AF_INET, text.c_str(), &sin->sin_addr) != 1) {
+        *error = "--source-address " + text + " is not an IPv4 address, but " + o.host + " is";
+        return false;
+      }
+    } else {
+      auto* sin6 = reinterpret_cast<sockaddr_in6*>(&ss);
+      sin6->sin6_family = AF_INET6;
+      if (inet_pton(AF_INET6, text.c_str(), &sin6->sin6_addr) != 1) {
+        *error = "--source-address " + text + " is not an IPv6 address, but " + o.host + " is";
+        return false;
+      }
+    }
+    out->push_back(ss);
+  }
+  return true;
+}
+
 struct PhaseOutcome {
   PhaseResult result;
   std::string error;
@@ -69,7 +95,8 @@ class Runner {
 RunOutput Runner::run() {
   RunOutput output;
   std::string error;
-  if (!resolve(o_, &base_.address, &error)) {
+  if (!resolve(o_, &base_.address, &error) ||
+      !resolveSources(o_, base_.address.ss_family, &base_.sources, &error)) {
     output.status = 1;
     output.error = error;
     if (!silent_) {

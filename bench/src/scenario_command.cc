@@ -419,9 +419,13 @@ int runScenarioCommand(const std::vector<std::string>& args) {
     return 2;
   }
   const uint64_t open_files = raiseOpenFileLimit();
+  // Servers this command starts listen on 127.0.0.1; --target ones may be anywhere.
+  const bool loopback =
+      std::all_of(flags.targets.begin(), flags.targets.end(),
+                  [](const Target& t) { return t.endpoint.host.rfind("127.", 0) == 0; });
   ScenarioPlan plan;
-  if (!planScenario(scenario, flags.scale, flags.vars, open_files, &plan, &error,
-                    localPortCount())) {
+  if (!planScenario(scenario, flags.scale, flags.vars, open_files, &plan, &error, localPortCount(),
+                    loopback)) {
     std::fprintf(stderr, "shardbench scenario: %s: %s\n", flags.file.c_str(), error.c_str());
     return 2;
   }

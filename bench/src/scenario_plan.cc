@@ -85,6 +85,25 @@ bool planPoint(const Scenario& s, const ScaleSpec& scale, const PointSpec& point
   return true;
 }
 
+// Binds a point's connections to 127.0.0.1, 127.0.0.2, ... in turn (every run the same list),
+// enough addresses that each needs at most 90% of the ephemeral ports (the rest stay for the
+// proxy's own connections and for sockets still in TIME_WAIT).
+void spreadOverLoopbackSources(PlannedPoint* pp, uint64_t local_ports) {
+  const uint64_t per_address = std::max<uint64_t>(1, local_ports * 9 / 10);
+  const uint64_t count = std::min<uint64_t>(254, (pp->connections + per_address - 1) / per_address);
+  std::string list;
+  std::vector<std::string> addresses;
+  for (uint64_t i = 1; i <= count; ++i) {
+    addresses.push_back("127.0.0." + std::to_string(i));
+    list += (i == 1 ? "" : ",") + addresses.back();
+  }
+  for (PlannedRun& run : pp->runs) {
+    run.args.push_back("--source-address");
+    run.args.push_back(list);
+    run.options.source_addresses = addresses;
+  }
+}
+
 }  // namespace
 
 uint64_t openFilesNeeded(uint64_t connections) { return connections + kOpenFileSlack; }
@@ -100,8 +119,8 @@ uint64_t localPortCount() {
 }
 
 bool planScenario(const Scenario& s, const std::string& scale_name, const VarMap& overrides,
-                  uint64_t open_files, ScenarioPlan* out, std::string* error,
-                  uint64_t local_ports) {
+                  uint64_t open_files, ScenarioPlan* out, std::string* error, uint64_t local_ports,
+                  bool spread_loopback) {
   const ScaleSpec* scale = s.scale(scale_name);
   if (scale == nullptr) {
     *error = "unknown scale '" + scale_name + "' (quick or full)";
@@ -142,6 +161,9 @@ bool planScenario(const Scenario& s, const std::string& scale_name, const VarMap
                        "(RLIMIT_NOFILE, hard) here is " +
                        std::to_string(open_files);
       any_skipped = true;
+    } else if (local_ports > 0 && pp.connections > local_ports && spread_loopback) {
+      spreadOverLoopbackSources(&pp, local_ports);
+      largest_fit = std::max(largest_fit, pp.connections);
     } else if (local_ports > 0 && pp.connections > local_ports) {
       // Every client connection to the one target address takes its own ephemeral port.
       pp.skip_reason = "needs " + std::to_string(pp.connections) +
@@ -157,7 +179,7 @@ bool planScenario(const Scenario& s, const std::string& scale_name, const VarMap
   if (s.fit_open_files && any_skipped && s.has_sweep) {
     // One extra point at the largest round count that fits, placed before the first skipped one.
     uint64_t limit = open_files > kOpenFileSlack ? open_files - kOpenFileSlack : UINT64_MAX;
-    if (local_ports > 0) {
+    if (local_ports > 0 && !spread_loopback) {
       limit = std::min(limit, local_ports);
     }
     const uint64_t fit = limit / 1000 * 1000;

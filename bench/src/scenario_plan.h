@@ -42,11 +42,13 @@ uint64_t openFilesNeeded(uint64_t connections);
 // `overrides` (--set NAME=VALUE) win over the scale's vars, which win over the scenario's.
 // `open_files` is the open-file limit that applies to shardbench and the proxy (0: unchecked);
 // `local_ports` the ephemeral ports one client address has for connections to one server
-// address (net.ipv4.ip_local_port_range; 0: unchecked). A point that needs more of either is
-// skipped with the reason.
+// address (net.ipv4.ip_local_port_range; 0: unchecked). A point that needs more open files is
+// skipped with the reason. One that needs more ports is too, unless `spread_loopback` (every
+// target listens on 127.0.0.0/8): then its runs bind to 127.0.0.1, 127.0.0.2, ... in turn
+// (--source-address), each address with its own ports.
 bool planScenario(const Scenario& scenario, const std::string& scale, const VarMap& overrides,
                   uint64_t open_files, ScenarioPlan* out, std::string* error,
-                  uint64_t local_ports = 0);
+                  uint64_t local_ports = 0, bool spread_loopback = false);
 
 // The size of net.ipv4.ip_local_port_range (0 when it cannot be read).
 uint64_t localPortCount();

@@ -386,6 +386,63 @@ TEST(BenchIntegrationTest, RateLimitsTheThroughput) {
   EXPECT_GE(rate, 500.0) << r.log;
 }
 
+// --source-address spreads the connections over local addresses (127.0.0.2 and 127.0.0.3 are
+// loopback too, but not for Redis's protected mode, hence --protected-mode no).
+TEST(BenchIntegrationTest, SourceAddressesBindTheConnectionsInTurn) {
+  RedisServer redis({"--protected-mode", "no"});
+  Client c(redis.port());
+  Bench b(redis.port(), {"-t", "set", "-n", "4000", "--rate", "2000", "-c", "4", "--source-address",
+                         "127.0.0.2,127.0.0.3"});
+  // Every client but this test's own (cmd=client) must come from one of the two addresses.
+  size_t from_sources = 0;
+  size_t from_elsewhere = 0;
+  std::string list;
+  const auto deadline = Clock::now() + seconds(10);
+  while (from_sources < 4 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(20));
+    list = c.cmd({"CLIENT", "LIST", "TYPE", "normal"});
+    from_sources = 0;
+    from_elsewhere = 0;
+    size_t start = 0;
+    while (start < list.size()) {
+      size_t end = list.find('\n', start);
+      end = end == std::string::npos ? list.size() : end;
+      const std::string line = list.substr(start, end - start);
+      start = end + 1;
+      if (line.find("addr=") == std::string::npos || line.find("cmd=client") != std::string::npos) {
+        continue;
+      }
+      const bool ours = line.find("addr=127.0.0.2:") != std::string::npos ||
+                        line.find("addr=127.0.0.3:") != std::string::npos;
+      (ours ? from_sources : from_elsewhere)++;
+    }
+  }
+  EXPECT_EQ(from_sources, 4u) << list;
+  EXPECT_EQ(from_elsewhere, 0u) << list;
+  BenchRun r = b.wait(seconds(30));
+  EXPECT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_NE(list.find("addr=127.0.0.2:"), std::string::npos) << list;
+  EXPECT_NE(list.find("addr=127.0.0.3:"), std::string::npos) << list;
+}
+
+TEST(BenchIntegrationTest, SourceAddressErrorsAreClear) {
+  RedisServer redis;
+  BenchRun wrong_family =
+      runBench(redis.port(), {"-n", "10", "--source-address", "::1"}, seconds(10));
+  EXPECT_EQ(wrong_family.exit_code, 1) << wrong_family.log;
+  EXPECT_NE(wrong_family.log.find("is not an IPv4 address"), std::string::npos) << wrong_family.log;
+  // 192.0.2.1 (TEST-NET-1) is not an address of this machine, so bind() refuses it.
+  BenchRun foreign =
+      runBench(redis.port(), {"-n", "10", "--source-address", "192.0.2.1"}, seconds(10));
+  EXPECT_EQ(foreign.exit_code, 1) << foreign.log;
+  EXPECT_NE(foreign.log.find("cannot bind to source address 192.0.2.1"), std::string::npos)
+      << foreign.log;
+  BenchRun not_numeric = runBench(redis.port(), {"--source-address", "localhost"}, seconds(10));
+  EXPECT_EQ(not_numeric.exit_code, 2) << not_numeric.log;
+  EXPECT_NE(not_numeric.log.find("not a numeric IPv4 or IPv6 address"), std::string::npos)
+      << not_numeric.log;
+}
+
 TEST(BenchIntegrationTest, BadFlagsExitWithStatusTwo) {
   BenchRun r = runBench(1, {"-c", "10", "--clients", "5"}, seconds(10));
   EXPECT_EQ(r.exit_code, 2) << r.log;

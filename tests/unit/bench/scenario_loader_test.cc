@@ -230,6 +230,30 @@ TEST(ScenarioLoaderTest, EphemeralPortRangeSkipsPointsAndAddsOneThatFits) {
   EXPECT_EQ(plan.points[2].label, "28000");
 }
 
+TEST(ScenarioLoaderTest, LoopbackTargetsSpreadLargePointsOverSourceAddresses) {
+  Scenario s = largeConnectionSweep();
+  ScenarioPlan plan;
+  std::string error;
+  // 28,232 ports, 90% of them per address: 40,000 connections need two addresses, 2,000 none.
+  ASSERT_TRUE(planScenario(s, "quick", {}, 100000, &plan, &error, 28232, true)) << error;
+  ASSERT_EQ(plan.points.size(), 3u);
+  EXPECT_TRUE(plan.points[1].runs[0].options.source_addresses.empty());
+  const PlannedPoint& big = plan.points[2];
+  EXPECT_EQ(big.label, "40000");
+  EXPECT_TRUE(big.skip_reason.empty()) << big.skip_reason;
+  EXPECT_EQ(big.runs[0].options.source_addresses,
+            (std::vector<std::string>{"127.0.0.1", "127.0.0.2"}));
+  EXPECT_NE(
+      commandLine(big.runs[0], "127.0.0.1", 7000).find("--source-address 127.0.0.1,127.0.0.2"),
+      std::string::npos);
+
+  // The open-file limit still skips what the proxy could not hold.
+  ASSERT_TRUE(planScenario(s, "quick", {}, 20000, &plan, &error, 28232, true)) << error;
+  ASSERT_EQ(plan.points.size(), 4u);
+  EXPECT_EQ(plan.points[2].label, "19000");
+  EXPECT_NE(plan.points[3].skip_reason.find("RLIMIT_NOFILE"), std::string::npos);
+}
+
 TEST(ScenarioLoaderTest, EveryShippedScenarioLoadsAndPlans) {
   const std::filesystem::path dir = std::filesystem::path(SP_SOURCE_DIR) / "conf" / "scenarios";
   size_t files = 0;
