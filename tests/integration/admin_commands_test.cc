@@ -201,9 +201,17 @@ TEST_F(AdminTest, BadCallsGetErrors) {
 }
 
 TEST_F(AdminTest, SlowlogRecordsCommandShardDurationAndClient) {
-  // The default threshold (10 ms) lets nothing through: pause a shard to make a slow request.
-  ASSERT_EQ(cmd({"CLIENT", "SETNAME", "slowpoke"}), "OK");
-  ASSERT_EQ(cmd({"PROXY", "SLOWLOG", "LEN"}), "(integer) 0");
+  // A threshold of 200 ms, far above any request here but the one held up by a paused shard.
+  TempDir dir;
+  std::ofstream(dir.path() + "/proxy.yaml")
+      << "shards:\n  - name: shard0\n    address: " << shards_[0]->address()
+      << "\n  - name: shard1\n    address: " << shards_[1]->address()
+      << "\nslowlog:\n  threshold_us: 200000\n";
+  ProxyProcess proxy("", 2, {"--config", dir.path() + "/proxy.yaml", "--log-level", "warn"});
+  Client client(proxy.port());
+  auto send = [&](const std::vector<std::string>& argv) { return client.cmd(argv); };
+  ASSERT_EQ(send({"CLIENT", "SETNAME", "slowpoke"}), "OK");
+  ASSERT_EQ(send({"PROXY", "SLOWLOG", "LEN"}), "(integer) 0");
   std::string key;
   for (int i = 0; key.empty(); ++i) {
     if (testKeySlot("s" + std::to_string(i)) >= 8192) {
@@ -211,29 +219,33 @@ TEST_F(AdminTest, SlowlogRecordsCommandShardDurationAndClient) {
     }
   }
   shards_[1]->pause();
-  std::thread resume([&] {
-    std::this_thread::sleep_for(milliseconds(60));
-    shards_[1]->resume();
-  });
-  EXPECT_EQ(cmd({"SET", key, "v"}), "OK");
-  resume.join();
-  EXPECT_EQ(cmd({"GET", key}), "v");  // fast: not logged
-  ASSERT_EQ(cmd({"PROXY", "SLOWLOG", "LEN"}), "(integer) 1");
-  Reply log(client_->ctx(), {"PROXY", "SLOWLOG", "GET"});
+  const char* set_argv[] = {"SET", key.c_str(), "v"};
+  ASSERT_EQ(redisAppendCommandArgv(client.ctx(), 3, set_argv, nullptr), REDIS_OK);
+  void* raw = nullptr;
+  int done = 0;
+  ASSERT_EQ(redisBufferWrite(client.ctx(), &done), REDIS_OK);  // sent while the shard is paused
+  std::this_thread::sleep_for(milliseconds(500));
+  shards_[1]->resume();
+  ASSERT_EQ(redisGetReply(client.ctx(), &raw), REDIS_OK);
+  EXPECT_EQ(render(static_cast<redisReply*>(raw)), "OK");
+  freeReplyObject(raw);
+  EXPECT_EQ(send({"GET", key}), "v");  // fast: not logged
+  ASSERT_EQ(send({"PROXY", "SLOWLOG", "LEN"}), "(integer) 1");
+  Reply log(client.ctx(), {"PROXY", "SLOWLOG", "GET"});
   ASSERT_NE(log.r, nullptr);
   ASSERT_EQ(log.r->elements, 1u) << render(log.r);
   const redisReply* e = log.r->element[0];
   ASSERT_EQ(e->elements, 7u);
   EXPECT_EQ(e->element[0]->integer, 1);                                         // id
   EXPECT_NEAR(static_cast<double>(e->element[1]->integer), time(nullptr), 30);  // unix time
-  EXPECT_GE(e->element[2]->integer, 50000);                                     // microseconds
+  EXPECT_GE(e->element[2]->integer, 200000);                                    // microseconds
   EXPECT_EQ(render(e->element[3]), "[SET]");
   EXPECT_EQ(str(e->element[4]).rfind("127.0.0.1:", 0), 0u) << str(e->element[4]);
   EXPECT_EQ(str(e->element[5]), "slowpoke");
   EXPECT_EQ(str(e->element[6]), "shard1");
-  EXPECT_EQ(cmd({"PROXY", "SLOWLOG", "RESET"}), "OK");
-  EXPECT_EQ(cmd({"PROXY", "SLOWLOG", "LEN"}), "(integer) 0");
-  EXPECT_EQ(cmd({"PROXY", "SLOWLOG", "GET", "5"}), "[]");
+  EXPECT_EQ(send({"PROXY", "SLOWLOG", "RESET"}), "OK");
+  EXPECT_EQ(send({"PROXY", "SLOWLOG", "LEN"}), "(integer) 0");
+  EXPECT_EQ(send({"PROXY", "SLOWLOG", "GET", "5"}), "[]");
 }
 
 }  // namespace

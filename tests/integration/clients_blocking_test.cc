@@ -8,7 +8,6 @@
 #include <hiredis/hiredis.h>
 
 #include <algorithm>
-#include <atomic>
 #include <string>
 #include <thread>
 #include <vector>
@@ -62,10 +61,11 @@ TEST_F(BlockingTest, BlpopDoesNotStallOtherClientsOfTheWorker) {
     ASSERT_TRUE(eventually([&] { return blockedOnShards() == 1; })) << "BLPOP reached its shard";
   }
 
-  // 50 clients on the same worker, pipelining SET/GET on keys of every shard, for 2 s.
-  std::atomic<bool> stop{false};
+  // 50 clients on the same worker, each pipelining 10 rounds of SET/GET on keys of every shard
+  // while the BLPOP waits. A pipeline stuck behind the BLPOP would never finish (a client gives
+  // up after 30 s without a reply).
+  constexpr int kRounds = 10;
   std::vector<int> rounds(kClients, 0);
-  std::vector<long long> worst_ms(kClients, 0);
   std::vector<std::string> errors(kClients);
   std::vector<std::thread> threads;
   for (int t = 0; t < kClients; ++t) {
@@ -75,8 +75,8 @@ TEST_F(BlockingTest, BlpopDoesNotStallOtherClientsOfTheWorker) {
         errors[t] = "connect failed";
         return;
       }
-      for (int round = 0; !stop.load(); ++round) {
-        const auto start = Clock::now();
+      redisSetTimeout(c.ctx(), timeval{30, 0});
+      for (int round = 0; round < kRounds; ++round) {
         for (int i = 0; i < kDepth; ++i) {
           const std::string key = "p" + std::to_string(t) + ":" + std::to_string(i);
           const std::string value = std::to_string(round);
@@ -100,14 +100,10 @@ TEST_F(BlockingTest, BlpopDoesNotStallOtherClientsOfTheWorker) {
             return;
           }
         }
-        const long long ms = std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
-        worst_ms[t] = std::max(worst_ms[t], ms);
         ++rounds[t];
       }
     });
   }
-  std::this_thread::sleep_for(seconds(2));
-  stop = true;
   for (auto& th : threads) {
     th.join();
   }
@@ -116,10 +112,8 @@ TEST_F(BlockingTest, BlpopDoesNotStallOtherClientsOfTheWorker) {
   EXPECT_EQ(blocked.readSome(&early, milliseconds(10)), RawConn::Read::kTimeout) << early;
   for (int t = 0; t < kClients; ++t) {
     EXPECT_EQ(errors[t], "") << "client " << t;
-    // A pipeline stuck behind the BLPOP would complete nothing until the push (and then take
-    // over 2 s); with its own connection every client keeps going.
-    EXPECT_GE(rounds[t], 10) << "client " << t;
-    EXPECT_LT(worst_ms[t], 1500) << "client " << t;
+    // With the BLPOP on its own connection every client's pipeline completes.
+    EXPECT_EQ(rounds[t], kRounds) << "client " << t;
   }
 
   // Another client pushes: BLPOP returns at once.
@@ -128,7 +122,7 @@ TEST_F(BlockingTest, BlpopDoesNotStallOtherClientsOfTheWorker) {
   const std::string want =
       "*2\r\n$" + std::to_string(list.size()) + "\r\n" + list + "\r\n$5\r\njob-1\r\n";
   EXPECT_EQ(blocked.readUntil("job-1\r\n", seconds(5)), want);
-  EXPECT_LT(std::chrono::duration_cast<milliseconds>(Clock::now() - pushed).count(), 1000);
+  EXPECT_LT(std::chrono::duration_cast<milliseconds>(Clock::now() - pushed).count(), 5000);
   EXPECT_EQ(cmd({"LLEN", list}), "(integer) 0");
 }
 

@@ -53,7 +53,7 @@ inline std::string infoField(Client& direct, const std::string& section, const s
 
 // Polls `ok` every 20 ms until it holds or `timeout` passes.
 inline bool eventually(const std::function<bool()>& ok,
-                       std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+                       std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     if (ok()) {

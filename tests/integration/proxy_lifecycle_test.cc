@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <atomic>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -78,8 +79,19 @@ TEST(LifecycleTest, TwoWorkersServeManyClients) {
   EXPECT_TRUE(exitedZero(status)) << "status " << status << "\n" << env.proxy()->process().log();
 }
 
+// The inflight count of one shard's line in INFO shards (-1 when missing).
+long shardInflight(Client& c, const std::string& shard) {
+  const std::string info = c.cmd({"INFO", "shards"});
+  const size_t line = info.find(shard + ":addr=");
+  const size_t at = line == std::string::npos ? line : info.find(",inflight=", line);
+  return at == std::string::npos ? -1 : std::stol(info.substr(at + 10));
+}
+
 TEST(LifecycleTest, SigtermFinishesInFlightRequestsAndExitsZero) {
-  Deployment env(2);
+  // A backend timeout far beyond the stall, so the stalled requests wait instead of failing.
+  TempDir dir;
+  std::ofstream(dir.path() + "/proxy.yaml") << "backend:\n  timeout_ms: 30000\n";
+  Deployment env(2, 1, {"--config", dir.path() + "/proxy.yaml"});
   if (env.direct()) {
     GTEST_SKIP() << "needs the proxy";
   }
@@ -91,8 +103,10 @@ TEST(LifecycleTest, SigtermFinishesInFlightRequestsAndExitsZero) {
   RawConn conn(env.port());
   std::string pipeline;
   std::string expected;
+  long on_shard0 = 0;  // requests for the stalled shard (the lower half of the slots)
   for (int i = 0; i < kRequests; ++i) {
     std::string key = "inflight:" + std::to_string(i);
+    on_shard0 += testKeySlot(key) < 8192 ? 2 : 0;
     std::string val = "v" + std::to_string(i);
     pipeline += "*3\r\n$3\r\nSET\r\n$" + std::to_string(key.size()) + "\r\n" + key + "\r\n$" +
                 std::to_string(val.size()) + "\r\n" + val + "\r\n";
@@ -101,7 +115,12 @@ TEST(LifecycleTest, SigtermFinishesInFlightRequestsAndExitsZero) {
   }
   env.shards()[0]->pause();
   ASSERT_TRUE(conn.sendAll(pipeline));
-  std::this_thread::sleep_for(milliseconds(300));  // the proxy reads and forwards them
+  // The proxy reads and forwards them; the health pings may add one more.
+  for (auto deadline = Clock::now() + seconds(10);
+       shardInflight(warm, "shard0") < on_shard0 && Clock::now() < deadline;) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  EXPECT_GE(shardInflight(warm, "shard0"), on_shard0) << warm.cmd({"INFO", "shards"});
   proxy.signal(SIGTERM);
   std::this_thread::sleep_for(milliseconds(300));
   EXPECT_TRUE(proxy.alive()) << "exited with requests in flight";

@@ -79,7 +79,14 @@ TEST(SentinelFailoverTest, ProxyFollowsSwitchMaster) {
       << "the proxy asked Sentinel for the primary";
 
   Client s0(sentinels[0]->port());
-  ASSERT_EQ(s0.cmd({"SENTINEL", "FAILOVER", "shard0"}), "OK");
+  // Sentinel refuses (NOGOODSLAVE) until it has had INFO from the replica; retry for a while.
+  std::string failover;
+  for (auto deadline = Clock::now() + std::chrono::seconds(20);
+       (failover = s0.cmd({"SENTINEL", "FAILOVER", "shard0"})) != "OK" &&
+       Clock::now() < deadline;) {
+    std::this_thread::sleep_for(milliseconds(200));
+  }
+  ASSERT_EQ(failover, "OK");
   const std::string new_port = std::to_string(replica.port());
   const auto switch_deadline = Clock::now() + std::chrono::seconds(30);
   while (primaryPort(sentinels[0]->port()) != new_port && Clock::now() < switch_deadline) {
