@@ -4,13 +4,15 @@
 #   2. formatting check (tools/check-format.sh)
 #   3. Release build with -Werror in build/, then every ctest test: unit, integration, fuzz replay
 #   4. ASAN+UBSAN build in build-asan/, then the unit and integration tests again
-#   5. with clang: libFuzzer targets in build-fuzz/, each run for $FUZZ_SECONDS (30) over a copy
+#   5. TSAN build in build-tsan/, then the unit and integration tests again; a ThreadSanitizer
+#      report from any process (test binaries, shardproxy, shardbench) fails the step
+#   6. with clang: libFuzzer targets in build-fuzz/, each run for $FUZZ_SECONDS (30) over a copy
 #      of its corpus; a crash fails the run
 # Every step runs even when an earlier one failed (except that a failed build skips its tests);
 # the exit status is non-zero when any step failed, and the last line is a one-line summary.
 #
 # Environment: JOBS (build parallelism, default nproc), CTEST_JOBS (default 2), FUZZ_SECONDS,
-# SKIP_ASAN=1, SKIP_FUZZ=1.
+# SKIP_ASAN=1, SKIP_TSAN=1, SKIP_FUZZ=1.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -48,6 +50,23 @@ run_ctest() {  # dir ctest-args...
   local dir="$1"
   shift
   (cd "$dir" && ctest --output-on-failure -j"$CTEST_JOBS" --timeout 600 "$@")
+}
+
+run_tsan_ctest() {
+  # Reports go to files (every process the tests start inherits TSAN_OPTIONS), so a race in a
+  # proxy that exits normally is not lost in a log the test never reads.
+  local reports="$ROOT/build-tsan/tsan-reports" rc
+  rm -rf "$reports"
+  mkdir -p "$reports"
+  TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 log_path=$reports/report suppressions=$ROOT/tests/tsan.supp" \
+    run_ctest "$ROOT/build-tsan" -L 'unit|integration'
+  rc=$?
+  if compgen -G "$reports/report.*" >/dev/null; then
+    echo "test.sh: ThreadSanitizer reports:"
+    cat "$reports"/report.*
+    rc=1
+  fi
+  return $rc
 }
 
 run_fuzzers() {
@@ -101,6 +120,13 @@ if [ "${SKIP_ASAN:-0}" != 1 ]; then
   if step asan-build configure_build "$ROOT/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DSHARDPROXY_WERROR=ON -DSHARDPROXY_SANITIZE=address,undefined; then
     step asan-ctest run_ctest "$ROOT/build-asan" -L 'unit|integration'
+  fi
+fi
+
+if [ "${SKIP_TSAN:-0}" != 1 ]; then
+  if step tsan-build configure_build "$ROOT/build-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DSHARDPROXY_WERROR=ON -DSHARDPROXY_SANITIZE=thread; then
+    step tsan-ctest run_tsan_ctest
   fi
 fi
 

@@ -83,7 +83,7 @@ bool eventually(Pred pred, milliseconds timeout = milliseconds(10000)) {
 struct VerifyClient {
   std::unique_ptr<Client> client;
   std::string client_id;
-  long requests = 0;
+  std::atomic<long> requests{0};  // read by the test thread while the load runs
   long mismatches = 0;
   long io_errors = 0;
   std::string first_problem;
@@ -150,7 +150,7 @@ TEST(ReloadTest, MoveAShardToANewPortUnderAVerifyingLoad) {
   auto total = [&] {
     long n = 0;
     for (const auto& c : clients) {
-      n += c.requests;
+      n += c.requests.load();
     }
     return n;
   };
@@ -200,7 +200,7 @@ TEST(ReloadTest, MoveAShardToANewPortUnderAVerifyingLoad) {
     const VerifyClient& c = clients[i];
     EXPECT_EQ(c.mismatches, 0) << "client " << i << ": " << c.first_problem;
     EXPECT_EQ(c.io_errors, 0) << "client " << i << ": " << c.first_problem;
-    EXPECT_GT(c.requests, 0);
+    EXPECT_GT(c.requests.load(), 0);
     // The very same connection, never dropped.
     EXPECT_EQ(c.client->cmd({"CLIENT", "ID"}), c.client_id) << "client " << i;
   }

@@ -23,15 +23,20 @@ using std::chrono::milliseconds;
 
 // The shard a key lands on behind a proxy that splits the slots evenly over `count` shards.
 inline uint16_t shardOf(const std::string& key, int count) {
-  static std::vector<route::TopologyPtr> cache(17);
-  if (!cache[count]) {
-    std::vector<route::ShardAddress> shards;
-    for (int i = 0; i < count; ++i) {
-      shards.emplace_back("s" + std::to_string(i), "127.0.0.1", static_cast<uint16_t>(1 + i));
+  // Built once, before any load thread reads it (a function-local static is initialised
+  // thread-safely).
+  static const std::vector<route::TopologyPtr> by_count = [] {
+    std::vector<route::TopologyPtr> out(17);
+    for (int n = 1; n < 17; ++n) {
+      std::vector<route::ShardAddress> shards;
+      for (int i = 0; i < n; ++i) {
+        shards.emplace_back("s" + std::to_string(i), "127.0.0.1", static_cast<uint16_t>(1 + i));
+      }
+      out[n] = route::Topology::evenSplit(std::move(shards));
     }
-    cache[count] = route::Topology::evenSplit(std::move(shards));
-  }
-  return cache[count]->shardOfKey(key);
+    return out;
+  }();
+  return by_count[count]->shardOfKey(key);
 }
 
 inline std::string writeFile(const std::string& path, const std::string& text) {
