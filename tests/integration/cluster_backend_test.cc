@@ -245,6 +245,14 @@ TEST_F(ClusterBackendTest, KilledMasterIsFailedOverWithoutRestart) {
     }
   }
   ASSERT_EQ(c.cmd({"SET", key, "before"}), "OK");
+  {
+    // Replication is asynchronous: make sure the replica has the write before its master dies,
+    // or the promoted replica may come up without it. WAIT counts this connection's writes, so
+    // repeat the write here (the replication stream is ordered, so the proxy's is there too).
+    Client master(nodes_[0]->port());
+    ASSERT_EQ(master.cmd({"SET", key, "before"}), "OK");
+    ASSERT_EQ(master.cmd({"WAIT", "1", "10000"}), "(integer) 1") << "the replica never acked";
+  }
   const pid_t pid = proxy_->process().pid();
   nodes_[0]->kill9();
   // The cluster notices (node timeout 2 s) and promotes node 0's replica: wait until a surviving
