@@ -1,7 +1,6 @@
 // The request/reply cycle of one connection: connect, handshake, fill the pipeline, frame replies.
 #include "bench_connection.h"
 
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -68,7 +67,7 @@ void BenchConnection::connect() {
   tcp_.data = this;
   connect_req_.data = this;
   const PhaseContext& ctx = thread_->ctx();
-  if (!ctx.sources.empty() && !bindSource(ctx.sources[slot_ % ctx.sources.size()])) {
+  if (!ctx.sources.empty() && !bindSource(slot_ % ctx.sources.size())) {
     return;
   }
   const int rc =
@@ -79,16 +78,12 @@ void BenchConnection::connect() {
   }
 }
 
-bool BenchConnection::bindSource(const sockaddr_storage& source) {
+bool BenchConnection::bindSource(size_t index) {
+  const PhaseContext& ctx = thread_->ctx();
+  const sockaddr_storage& source = ctx.sources[index];
   auto fail = [&](const char* step, int err) {
-    char text[INET6_ADDRSTRLEN] = "?";
-    const void* raw =
-        source.ss_family == AF_INET
-            ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(&source)->sin_addr)
-            : &reinterpret_cast<const sockaddr_in6*>(&source)->sin6_addr;
-    inet_ntop(source.ss_family, raw, text, sizeof(text));
-    thread_->fail(std::string("cannot ") + step + " source address " + text + ": " +
-                  uv_strerror(err));
+    thread_->fail(std::string("cannot ") + step + " source address " +
+                  ctx.options->source_addresses[index] + ": " + uv_strerror(err));
     return false;
   };
   const int fd = ::socket(source.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

@@ -54,8 +54,9 @@ class BenchConnection {
     uint16_t command;  // index into the phase's commands, or kHandshake
   };
 
-  // Opens the socket bound to a --source-address; false (the thread failed) when it cannot.
-  bool bindSource(const sockaddr_storage& source);
+  // Opens the socket bound to the index-th --source-address; false (the thread failed) when
+  // it cannot.
+  bool bindSource(size_t index);
   static void onConnect(uv_connect_t* req, int status);
   static void onAlloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
   static void onRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);

@@ -1,7 +1,6 @@
 // Phase orchestration, signal handling, result merging and exit status.
 #include "runner.h"
 
-#include <arpa/inet.h>
 #include <netdb.h>
 #include <unistd.h>
 
@@ -41,23 +40,20 @@ bool resolve(const Options& o, sockaddr_storage* out, std::string* error) {
 // --source-address: numeric addresses of the target's family, port 0 (the kernel picks it).
 bool resolveSources(const Options& o, int family, std::vector<sockaddr_storage>* out,
                     std::string* error) {
+  addrinfo hints{};
+  hints.ai_family = family;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICHOST;
   for (const std::string& text : o.source_addresses) {
-    sockaddr_storage ss{};
-    if (family == AF_INET) {
-      auto* sin = reinterpret_cast<sockaddr_in*>(&ss);
-      sin->sin_family = AF_INET;
-      if (inet_pton(AF_INET, text.c_str(), &sin->sin_addr) != 1) {
-        *error = "--source-address " + text + " is not an IPv4 address, but " + o.host + " is";
-        return false;
-      }
-    } else {
-      auto* sin6 = reinterpret_cast<sockaddr_in6*>(&ss);
-      sin6->sin6_family = AF_INET6;
-      if (inet_pton(AF_INET6, text.c_str(), &sin6->sin6_addr) != 1) {
-        *error = "--source-address " + text + " is not an IPv6 address, but " + o.host + " is";
-        return false;
-      }
+    addrinfo* res = nullptr;
+    if (getaddrinfo(text.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) {
+      *error = "--source-address " + text + " is not an " + (family == AF_INET ? "IPv4" : "IPv6") +
+               " address, but " + o.host + " is";
+      return false;
     }
+    sockaddr_storage ss{};
+    std::memcpy(&ss, res->ai_addr, res->ai_addrlen);
+    freeaddrinfo(res);
     out->push_back(ss);
   }
   return true;
