@@ -379,22 +379,24 @@ std::unique_ptr<LocalServer> startTwemproxy(const std::string& binary, const std
   return std::make_unique<LocalServer>(name, ep, std::move(process));
 }
 
-size_t logWarnings(const std::string& log_path, std::string* first) {
-  std::ifstream in(log_path);
+std::optional<std::string> logWarningSummary(const std::string& log_dir, const std::string& name) {
+  std::ifstream in(log_dir + "/" + name + ".log");
   std::string line;
+  std::string first;
   size_t n = 0;
   while (std::getline(in, line)) {
     const bool bad = line.find("[warning]") != std::string::npos ||
                      line.find("[error]") != std::string::npos ||
                      line.find("[critical]") != std::string::npos;
-    if (bad) {
-      if (n == 0) {
-        *first = line.substr(0, 300);
-      }
-      ++n;
+    if (bad && n++ == 0) {
+      first = line.substr(0, 300);
     }
   }
-  return n;
+  if (n == 0) {
+    return std::nullopt;
+  }
+  return name + " logged " + std::to_string(n) + " warning or error line(s) (logs/" + name +
+         ".log); the first: " + first;
 }
 
 bool flushAll(const std::vector<Endpoint>& servers, std::string* error) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -83,9 +84,10 @@ std::unique_ptr<LocalServer> startTwemproxy(const std::string& binary, const std
                                             const std::vector<Endpoint>& shards,
                                             const std::string& log_dir, std::string* error);
 
-// Lines of a proxy log that report a warning or an error ("[warning]", "[error]", "[critical]"
-// as spdlog writes them); *first gets the first of them.
-size_t logWarnings(const std::string& log_path, std::string* first);
+// "NAME logged N warning or error line(s) (logs/NAME.log); the first: ..." when the log of the
+// server NAME in log_dir has lines that report a warning or an error ("[warning]", "[error]",
+// "[critical]" as spdlog writes them); nullopt when it has none.
+std::optional<std::string> logWarningSummary(const std::string& log_dir, const std::string& name);
 
 // FLUSHALL on every server; false with the first failure.
 bool flushAll(const std::vector<Endpoint>& servers, std::string* error);

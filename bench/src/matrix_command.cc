@@ -539,12 +539,8 @@ int runMatrixCommand(const std::vector<std::string>& args) {
         cell.address = target.endpoint.text();
         measureCell(cell, target);
         proxy->stop();
-        std::string first;
-        const std::string name = proxy->name();
-        if (const size_t n = logWarnings(log_dir + "/" + name + ".log", &first); n > 0) {
-          result.warnings.push_back(name + " logged " + std::to_string(n) +
-                                    " warning or error line(s) (logs/" + name +
-                                    ".log); the first: " + first);
+        if (auto warning = logWarningSummary(log_dir, proxy->name())) {
+          result.warnings.push_back(std::move(*warning));
         }
       }
       for (auto& s : shards) {

@@ -136,13 +136,8 @@ std::vector<std::string> LocalDeployment::logWarnings() const {
     if (server == nullptr) {
       continue;
     }
-    std::string first;
-    const std::string path = spec_.log_dir + "/" + server->name() + ".log";
-    const size_t n = sp::bench::logWarnings(path, &first);
-    if (n > 0) {
-      out.push_back(server->name() + " logged " + std::to_string(n) +
-                    " warning or error line(s) during the run (logs/" + server->name() +
-                    ".log); the first: " + first);
+    if (auto warning = logWarningSummary(spec_.log_dir, server->name())) {
+      out.push_back(std::move(*warning));
     }
   }
   return out;
