@@ -59,11 +59,7 @@ run_tsan_ctest() {
   rm -rf "$reports"
   mkdir -p "$reports"
   TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 log_path=$reports/report suppressions=$ROOT/tests/tsan.supp" \
-    run_ctest "$ROOT/build-tsan" -L 'unit|integration' \
-    -E 'ClusterBackendTest.NewMasterAndRebalanceArePickedUp'
-  # Excluded here only: at TSAN speed a client once saw a -MOVED during the rebalance (the
-  # bounded redirect retries ran out). That is an open bug (issue 6), not a race report; the
-  # test still runs in the Release and ASAN stages.
+    run_ctest "$ROOT/build-tsan" -L 'unit|integration'
   rc=$?
   if compgen -G "$reports/report.*" >/dev/null; then
     echo "test.sh: ThreadSanitizer reports:"

@@ -340,6 +340,73 @@ TEST_F(ClusterBackendTest, NewMasterAndRebalanceArePickedUp) {
   EXPECT_EQ(direct.cmd({"GET", key}), "fresh");
 }
 
+// A connection replaced by a topology change (here a reload that changes backend.connections)
+// finishes the requests already sent on it. When the last of them is answered with -MOVED, that
+// redirect is followed like any other: the client gets the value, never the MOVED.
+TEST_F(ClusterBackendTest, RedirectOnAReplacedConnectionIsFollowed) {
+  auto ids = masterIds();
+  ASSERT_EQ(ids.size(), 3u);
+  const std::string a = ids.begin()->first;
+  const std::string b = std::next(ids.begin())->first;
+  const uint16_t a_port = static_cast<uint16_t>(std::stoi(a.substr(a.find(':') + 1)));
+  const uint16_t b_port = static_cast<uint16_t>(std::stoi(b.substr(b.find(':') + 1)));
+  // Two never-written keys of A's slots, in different slots: `moved` changes owner, `held`
+  // keeps A's connection busy.
+  Client direct_a(a_port);
+  std::vector<std::string> keys;
+  std::string first_slot;
+  for (int i = 0; keys.size() < 2 && i < 100000; ++i) {
+    const std::string k = "replaced:" + std::to_string(i);
+    const std::string slot = direct_a.cmd({"CLUSTER", "KEYSLOT", k});
+    if (direct_a.cmd({"GET", k}).rfind("(error) MOVED", 0) != 0 && slot != first_slot) {
+      first_slot = slot;
+      keys.push_back(k);
+    }
+  }
+  ASSERT_EQ(keys.size(), 2u);
+  const std::string moved = keys[0];
+  const std::string held = keys[1];
+  const std::string slot = direct_a.cmd({"CLUSTER", "KEYSLOT", moved}).substr(10);  // "(integer) "
+  // The proxy learns the topology before the slot moves; no timer refresh, ping or timeout
+  // interferes while A is paused below.
+  TempDir dir;
+  const std::string backend = "backend:\n  mode: cluster\n  cluster_seeds: [" + b +
+                              "]\n  cluster_refresh_ms: 600000\n  ping_interval_ms: 600000\n"
+                              "  timeout_ms: 20000\n  connections: ";
+  const std::string conf = writeFile(dir.path() + "/proxy.yaml", backend + "1\n");
+  ProxyProcess proxy("", 1, {"--config", conf});
+  Client c(proxy.port());
+  ASSERT_EQ(c.cmd({"GET", held}), "(nil)");
+  // Move the slot of `moved` from A to B by hand (it holds no keys), and write the key on B.
+  Client direct_b(b_port);
+  ASSERT_EQ(direct_b.cmd({"CLUSTER", "SETSLOT", slot, "NODE", ids[b]}), "OK");
+  ASSERT_EQ(direct_a.cmd({"CLUSTER", "SETSLOT", slot, "NODE", ids[b]}), "OK");
+  ASSERT_EQ(direct_b.cmd({"SET", moved, "on-b"}), "OK");
+  // A holds its next write for 5 s (ample for the reload below, even under a sanitizer): SET
+  // `held` blocks the proxy's connection to A, and GET `moved`, which the proxy still routes to
+  // A, waits behind it as the last request sent there.
+  ASSERT_EQ(direct_a.cmd({"CLIENT", "PAUSE", "5000", "WRITE"}), "OK");
+  redisAppendCommand(c.ctx(), "SET %s v", held.c_str());
+  redisAppendCommand(c.ctx(), "GET %s", moved.c_str());
+  int done = 0;
+  while (done == 0) {
+    ASSERT_EQ(redisBufferWrite(c.ctx(), &done), REDIS_OK);
+  }
+  std::this_thread::sleep_for(milliseconds(300));
+  // Replace every backend connection while both requests wait on A.
+  writeFile(conf, backend + "2\n");
+  Client admin(proxy.port());
+  ASSERT_EQ(admin.cmd({"PROXY", "RELOAD"}), "OK") << proxy.process().log();
+  for (const std::string expected : {"OK", "on-b"}) {
+    redisReply* r = nullptr;
+    ASSERT_EQ(redisGetReply(c.ctx(), reinterpret_cast<void**>(&r)), REDIS_OK);
+    EXPECT_EQ(render(r), expected);
+    freeReplyObject(r);
+  }
+  const std::string stats = admin.cmd({"INFO", "stats"});
+  EXPECT_NE(stats.find("cluster_moved_redirects:1\r\n"), std::string::npos) << stats;
+}
+
 TEST_F(ClusterBackendTest, ReplicaReadsUseTheClusterReplicas) {
   TempDir dir;
   const std::string conf = writeFile(dir.path() + "/proxy.yaml",

@@ -331,10 +331,10 @@ void BackendConn::complete(std::string_view reply) {
     session::observeBackendReply(stats_, *request, reply, read_ns_);
   }
   if (retiring_ && fifo_.empty()) {
-    // The last request sent before the connection was replaced has its reply: deliver it, then
-    // close. Nothing else will be sent here.
+    // The last request sent before the connection was replaced has its reply: deliver it (or
+    // follow its redirect), then close. Nothing else will be sent here.
     if (kind == session::OpKind::kRequest) {
-      session::ClientSession::onBackendReply(worker_, request, fragment, reply);
+      deliver(request, fragment, reply);
     }
     shutdown();
     return;
@@ -342,12 +342,7 @@ void BackendConn::complete(std::string_view reply) {
   switch (kind) {
     case session::OpKind::kRequest:
       healthy();
-      if (worker_.config().cluster_mode && isRedirect(reply)) {
-        if (worker_.redirect(request, fragment, reply)) {
-          return;  // sent again to the node the cluster named
-        }
-      }
-      session::ClientSession::onBackendReply(worker_, request, fragment, reply);
+      deliver(request, fragment, reply);
       return;
     case session::OpKind::kAsking:
       return;
@@ -373,6 +368,15 @@ void BackendConn::complete(std::string_view reply) {
       }
       return;
   }
+}
+
+void BackendConn::deliver(session::PendingRequest* request, uint32_t fragment,
+                          std::string_view reply) {
+  if (worker_.config().cluster_mode && isRedirect(reply) &&
+      worker_.redirect(request, fragment, reply)) {
+    return;  // sent again to the node the cluster named
+  }
+  session::ClientSession::onBackendReply(worker_, request, fragment, reply);
 }
 
 void BackendConn::healthy() {
