@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -153,6 +154,64 @@ class ClusterBackendTest : public ::testing::Test {
       }
     }
     return ids;
+  }
+
+  // Hand-made slot moves between two masters, for tests that need a redirect at a known moment.
+  struct MasterPair {
+    std::string a, b;        // addresses
+    std::string a_id, b_id;  // node ids
+    uint16_t a_port = 0, b_port = 0;
+  };
+  MasterPair twoMasters() {
+    auto ids = masterIds();
+    EXPECT_EQ(ids.size(), 3u);
+    MasterPair m;
+    m.a = ids.begin()->first;
+    m.b = std::next(ids.begin())->first;
+    m.a_id = ids[m.a];
+    m.b_id = ids[m.b];
+    m.a_port = static_cast<uint16_t>(std::stoi(m.a.substr(m.a.find(':') + 1)));
+    m.b_port = static_cast<uint16_t>(std::stoi(m.b.substr(m.b.find(':') + 1)));
+    return m;
+  }
+
+  // `count` never-written keys named prefix + N that the node at `port` serves, each in a slot
+  // of its own.
+  static std::vector<std::string> keysServedBy(uint16_t port, const std::string& prefix,
+                                               size_t count) {
+    Client direct(port);
+    std::vector<std::string> keys;
+    std::vector<std::string> slots;
+    for (int i = 0; keys.size() < count && i < 100000; ++i) {
+      const std::string k = prefix + std::to_string(i);
+      const std::string slot = keySlot(direct, k);
+      if (direct.cmd({"GET", k}).rfind("(error) MOVED", 0) != 0 &&
+          std::find(slots.begin(), slots.end(), slot) == slots.end()) {
+        slots.push_back(slot);
+        keys.push_back(k);
+      }
+    }
+    EXPECT_EQ(keys.size(), count);
+    return keys;
+  }
+
+  static std::string keySlot(Client& node, const std::string& key) {
+    return node.cmd({"CLUSTER", "KEYSLOT", key}).substr(10);  // after "(integer) "
+  }
+
+  // A proxy (1 worker) in cluster mode that learns the topology once: no timer refresh, ping or
+  // request timeout interferes with a test that stages redirects. `more` adds backend keys.
+  static std::string stagedProxyConfig(const std::string& seed, const std::string& more) {
+    return "backend:\n  mode: cluster\n  cluster_seeds: [" + seed +
+           "]\n  cluster_refresh_ms: 600000\n  ping_interval_ms: 600000\n"
+           "  timeout_ms: 20000\n" +
+           more;
+  }
+
+  static uint64_t infoCounter(Client& proxy, const std::string& name) {
+    const std::string stats = proxy.cmd({"INFO", "stats"});
+    const size_t at = stats.find(name + ":");
+    return at == std::string::npos ? 0 : std::stoull(stats.substr(at + name.size() + 1));
   }
 
   std::vector<std::unique_ptr<ClusterNode>> nodes_;
@@ -344,43 +403,24 @@ TEST_F(ClusterBackendTest, NewMasterAndRebalanceArePickedUp) {
 // finishes the requests already sent on it. When the last of them is answered with -MOVED, that
 // redirect is followed like any other: the client gets the value, never the MOVED.
 TEST_F(ClusterBackendTest, RedirectOnAReplacedConnectionIsFollowed) {
-  auto ids = masterIds();
-  ASSERT_EQ(ids.size(), 3u);
-  const std::string a = ids.begin()->first;
-  const std::string b = std::next(ids.begin())->first;
-  const uint16_t a_port = static_cast<uint16_t>(std::stoi(a.substr(a.find(':') + 1)));
-  const uint16_t b_port = static_cast<uint16_t>(std::stoi(b.substr(b.find(':') + 1)));
-  // Two never-written keys of A's slots, in different slots: `moved` changes owner, `held`
-  // keeps A's connection busy.
-  Client direct_a(a_port);
-  std::vector<std::string> keys;
-  std::string first_slot;
-  for (int i = 0; keys.size() < 2 && i < 100000; ++i) {
-    const std::string k = "replaced:" + std::to_string(i);
-    const std::string slot = direct_a.cmd({"CLUSTER", "KEYSLOT", k});
-    if (direct_a.cmd({"GET", k}).rfind("(error) MOVED", 0) != 0 && slot != first_slot) {
-      first_slot = slot;
-      keys.push_back(k);
-    }
-  }
+  const MasterPair m = twoMasters();
+  // Two never-written keys of A's slots: `moved` changes owner, `held` keeps A's connection busy.
+  const std::vector<std::string> keys = keysServedBy(m.a_port, "replaced:", 2);
   ASSERT_EQ(keys.size(), 2u);
-  const std::string moved = keys[0];
-  const std::string held = keys[1];
-  const std::string slot = direct_a.cmd({"CLUSTER", "KEYSLOT", moved}).substr(10);  // "(integer) "
-  // The proxy learns the topology before the slot moves; no timer refresh, ping or timeout
-  // interferes while A is paused below.
+  const std::string& moved = keys[0];
+  const std::string& held = keys[1];
   TempDir dir;
-  const std::string backend = "backend:\n  mode: cluster\n  cluster_seeds: [" + b +
-                              "]\n  cluster_refresh_ms: 600000\n  ping_interval_ms: 600000\n"
-                              "  timeout_ms: 20000\n  connections: ";
-  const std::string conf = writeFile(dir.path() + "/proxy.yaml", backend + "1\n");
+  const std::string conf =
+      writeFile(dir.path() + "/proxy.yaml", stagedProxyConfig(m.b, "  connections: 1\n"));
   ProxyProcess proxy("", 1, {"--config", conf});
   Client c(proxy.port());
   ASSERT_EQ(c.cmd({"GET", held}), "(nil)");
   // Move the slot of `moved` from A to B by hand (it holds no keys), and write the key on B.
-  Client direct_b(b_port);
-  ASSERT_EQ(direct_b.cmd({"CLUSTER", "SETSLOT", slot, "NODE", ids[b]}), "OK");
-  ASSERT_EQ(direct_a.cmd({"CLUSTER", "SETSLOT", slot, "NODE", ids[b]}), "OK");
+  Client direct_a(m.a_port);
+  Client direct_b(m.b_port);
+  const std::string slot = keySlot(direct_a, moved);
+  ASSERT_EQ(direct_b.cmd({"CLUSTER", "SETSLOT", slot, "NODE", m.b_id}), "OK");
+  ASSERT_EQ(direct_a.cmd({"CLUSTER", "SETSLOT", slot, "NODE", m.b_id}), "OK");
   ASSERT_EQ(direct_b.cmd({"SET", moved, "on-b"}), "OK");
   // A holds its next write for 5 s (ample for the reload below, even under a sanitizer): SET
   // `held` blocks the proxy's connection to A, and GET `moved`, which the proxy still routes to
@@ -394,7 +434,7 @@ TEST_F(ClusterBackendTest, RedirectOnAReplacedConnectionIsFollowed) {
   }
   std::this_thread::sleep_for(milliseconds(300));
   // Replace every backend connection while both requests wait on A.
-  writeFile(conf, backend + "2\n");
+  writeFile(conf, stagedProxyConfig(m.b, "  connections: 2\n"));
   Client admin(proxy.port());
   ASSERT_EQ(admin.cmd({"PROXY", "RELOAD"}), "OK") << proxy.process().log();
   for (const std::string expected : {"OK", "on-b"}) {
@@ -403,8 +443,109 @@ TEST_F(ClusterBackendTest, RedirectOnAReplacedConnectionIsFollowed) {
     EXPECT_EQ(render(r), expected);
     freeReplyObject(r);
   }
-  const std::string stats = admin.cmd({"INFO", "stats"});
-  EXPECT_NE(stats.find("cluster_moved_redirects:1\r\n"), std::string::npos) << stats;
+  EXPECT_EQ(infoCounter(admin, "cluster_moved_redirects"), 1u);
+}
+
+// Each fragment of a split command has its own redirect budget: an MGET over more moved slots
+// than backend.max_redirects gets every value, one MOVED per fragment.
+TEST_F(ClusterBackendTest, EveryFragmentOfASplitFollowsItsRedirect) {
+  const MasterPair m = twoMasters();
+  const size_t kSlots = 12;  // more than max_redirects (5)
+  const std::vector<std::string> keys = keysServedBy(m.a_port, "split:", kSlots);
+  ASSERT_EQ(keys.size(), kSlots);
+  TempDir dir;
+  ProxyProcess proxy(
+      "", 1, {"--config", writeFile(dir.path() + "/proxy.yaml", stagedProxyConfig(m.b, ""))});
+  Client c(proxy.port());
+  ASSERT_EQ(c.cmd({"GET", keys[0]}), "(nil)");  // the proxy is up and has the topology
+  Client direct_a(m.a_port);
+  Client direct_b(m.b_port);
+  std::vector<std::string> mget = {"MGET"};
+  std::string expected;
+  for (size_t i = 0; i < kSlots; ++i) {
+    const std::string slot = keySlot(direct_a, keys[i]);
+    ASSERT_EQ(direct_b.cmd({"CLUSTER", "SETSLOT", slot, "NODE", m.b_id}), "OK");
+    ASSERT_EQ(direct_a.cmd({"CLUSTER", "SETSLOT", slot, "NODE", m.b_id}), "OK");
+    ASSERT_EQ(direct_b.cmd({"SET", keys[i], "v" + std::to_string(i)}), "OK");
+    mget.push_back(keys[i]);
+    expected += (i == 0 ? "[v" : ", v") + std::to_string(i);
+  }
+  // All twelve fragments go to A (the proxy's snapshot predates the moves) and come back MOVED.
+  EXPECT_EQ(c.cmd(mget), expected + "]");
+  EXPECT_EQ(infoCounter(c, "cluster_moved_redirects"), kSlots);
+}
+
+// -TRYAGAIN (a multi-key command on a slot whose keys are half migrated) is retried after a
+// pause; once the migration completes, the client gets the values and never the TRYAGAIN.
+TEST_F(ClusterBackendTest, TryAgainDuringAMigrationIsRetried) {
+  const MasterPair m = twoMasters();
+  TempDir dir;
+  ProxyProcess proxy(
+      "", 1, {"--config", writeFile(dir.path() + "/proxy.yaml", stagedProxyConfig(m.b, ""))});
+  Client c(proxy.port());
+  // Two keys of one slot of A (one hash tag).
+  std::string tag;
+  for (const std::string& k : keysServedBy(m.a_port, "tryagain", 1)) {
+    tag = "{" + k + "}";
+  }
+  ASSERT_FALSE(tag.empty());
+  const std::string k1 = tag + "1";
+  const std::string k2 = tag + "2";
+  ASSERT_EQ(c.cmd({"MSET", k1, "one", k2, "two"}), "OK");
+  Client direct_a(m.a_port);
+  Client direct_b(m.b_port);
+  const std::string slot = keySlot(direct_a, k1);
+  // Start migrating the slot to B and move one of its two keys: A now answers TRYAGAIN to a
+  // multi-key command on the slot.
+  ASSERT_EQ(direct_b.cmd({"CLUSTER", "SETSLOT", slot, "IMPORTING", m.a_id}), "OK");
+  ASSERT_EQ(direct_a.cmd({"CLUSTER", "SETSLOT", slot, "MIGRATING", m.b_id}), "OK");
+  const std::string b_port = std::to_string(m.b_port);
+  ASSERT_EQ(direct_a.cmd({"MIGRATE", "127.0.0.1", b_port, k1, "0", "5000"}), "OK");
+  ASSERT_EQ(direct_a.cmd({"MGET", k1, k2}).rfind("(error) TRYAGAIN", 0), 0u);
+  redisAppendCommand(c.ctx(), "MGET %s %s", k1.c_str(), k2.c_str());
+  int done = 0;
+  while (done == 0) {
+    ASSERT_EQ(redisBufferWrite(c.ctx(), &done), REDIS_OK);
+  }
+  // While the proxy retries, finish the migration: the last key, then the slot's new owner.
+  std::this_thread::sleep_for(milliseconds(20));
+  ASSERT_EQ(direct_a.cmd({"MIGRATE", "127.0.0.1", b_port, k2, "0", "5000"}), "OK");
+  ASSERT_EQ(direct_b.cmd({"CLUSTER", "SETSLOT", slot, "NODE", m.b_id}), "OK");
+  ASSERT_EQ(direct_a.cmd({"CLUSTER", "SETSLOT", slot, "NODE", m.b_id}), "OK");
+  redisReply* r = nullptr;
+  ASSERT_EQ(redisGetReply(c.ctx(), reinterpret_cast<void**>(&r)), REDIS_OK);
+  EXPECT_EQ(render(r), "[one, two]");
+  freeReplyObject(r);
+  Client admin(proxy.port());
+  EXPECT_GT(infoCounter(admin, "cluster_tryagain_replies"), 0u);
+}
+
+// A TRYAGAIN that outlasts the retries reaches the client as it is, and the proxy goes on.
+TEST_F(ClusterBackendTest, TryAgainPastTheRetriesReachesTheClient) {
+  const MasterPair m = twoMasters();
+  TempDir dir;
+  ProxyProcess proxy(
+      "", 1, {"--config", writeFile(dir.path() + "/proxy.yaml", stagedProxyConfig(m.b, ""))});
+  Client c(proxy.port());
+  std::string tag;
+  for (const std::string& k : keysServedBy(m.a_port, "stuck", 1)) {
+    tag = "{" + k + "}";
+  }
+  ASSERT_FALSE(tag.empty());
+  ASSERT_EQ(c.cmd({"MSET", tag + "1", "one", tag + "2", "two"}), "OK");
+  Client direct_a(m.a_port);
+  Client direct_b(m.b_port);
+  const std::string slot = keySlot(direct_a, tag + "1");
+  ASSERT_EQ(direct_b.cmd({"CLUSTER", "SETSLOT", slot, "IMPORTING", m.a_id}), "OK");
+  ASSERT_EQ(direct_a.cmd({"CLUSTER", "SETSLOT", slot, "MIGRATING", m.b_id}), "OK");
+  ASSERT_EQ(
+      direct_a.cmd({"MIGRATE", "127.0.0.1", std::to_string(m.b_port), tag + "1", "0", "5000"}),
+      "OK");
+  // The migration never finishes: after its retries the proxy answers the TRYAGAIN.
+  EXPECT_EQ(c.cmd({"MGET", tag + "1", tag + "2"}).rfind("(error) TRYAGAIN", 0), 0u);
+  EXPECT_EQ(infoCounter(c, "cluster_tryagain_replies"), 11u);  // the first, then 10 retries
+  EXPECT_EQ(c.cmd({"PING"}), "PONG");
+  EXPECT_FALSE(proxy.process().exitedOnItsOwn());
 }
 
 TEST_F(ClusterBackendTest, ReplicaReadsUseTheClusterReplicas) {

@@ -372,9 +372,13 @@ void BackendConn::complete(std::string_view reply) {
 
 void BackendConn::deliver(session::PendingRequest* request, uint32_t fragment,
                           std::string_view reply) {
-  if (worker_.config().cluster_mode && isRedirect(reply) &&
-      worker_.redirect(request, fragment, reply)) {
-    return;  // sent again to the node the cluster named
+  if (worker_.config().cluster_mode && resp::isError(reply)) {
+    if (isRedirect(reply) && worker_.redirect(request, fragment, reply)) {
+      return;  // sent again to the node the cluster named
+    }
+    if (reply.starts_with("-TRYAGAIN") && worker_.retryLater(request, fragment, address_, reply)) {
+      return;  // sent here again after a pause
+    }
   }
   session::ClientSession::onBackendReply(worker_, request, fragment, reply);
 }

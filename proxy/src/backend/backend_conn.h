@@ -104,8 +104,9 @@ class BackendConn {
   void failAllOps(std::string_view reason);
   void closeSocket();
   void complete(std::string_view reply);
-  // A request's reply: in cluster mode a -MOVED/-ASK is followed (Worker::redirect); anything
-  // else, or a redirect past backend.max_redirects, goes to the client.
+  // A request's reply: in cluster mode a -MOVED/-ASK is followed (Worker::redirect) and a
+  // -TRYAGAIN retried (Worker::retryLater); anything else, or a redirect or retry past its
+  // bound, goes to the client.
   void deliver(session::PendingRequest* request, uint32_t fragment, std::string_view reply);
   void healthy();  // a good reply arrived
   // The request timeout counts from the last progress (a reply read, or the FIFO becoming

@@ -92,7 +92,7 @@ struct Config {
   bool cluster_mode = false;
   std::vector<Endpoint> cluster_seeds;  // backend.cluster_seeds (flag --cluster h:p,h:p)
   uint32_t cluster_refresh_ms = 5000;   // backend.cluster_refresh_ms: CLUSTER SLOTS period
-  uint32_t max_redirects = 5;           // backend.max_redirects: MOVED/ASK followed per request
+  uint32_t max_redirects = 5;           // backend.max_redirects: MOVED/ASK followed per fragment
   uint32_t shutdown_timeout_ms = 5000;  // shutdown_timeout_ms: drain in-flight requests on exit
   Limits limits;
   std::string log_level = "info";  // log_level: trace|debug|info|warn|error|critical|off

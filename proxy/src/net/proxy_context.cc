@@ -197,13 +197,15 @@ std::string ProxyContext::info(std::string_view section) const {
     line(out, "slow_requests", slow);
     line(out, "config_reloads_ok", reloads.succeeded.load());
     line(out, "config_reloads_failed", reloads.failed.load());
-    uint64_t moved = 0, ask = 0;
+    uint64_t moved = 0, ask = 0, tryagain = 0;
     for (const ShardSummary& shard : shardSummaries()) {
       moved += shard.primary.moved + shard.replica.moved;
       ask += shard.primary.ask + shard.replica.ask;
+      tryagain += shard.primary.tryagain + shard.replica.tryagain;
     }
     line(out, "cluster_moved_redirects", moved);
     line(out, "cluster_ask_redirects", ask);
+    line(out, "cluster_tryagain_replies", tryagain);
     out += "\r\n";
   }
   if (wants(section, "keyspace")) {

@@ -14,6 +14,12 @@ namespace sp::net {
 namespace {
 
 constexpr uint64_t kDrainPollMs = 10;
+// -TRYAGAIN (a multi-key command on a slot whose keys are half migrated): the fragment goes
+// again to the same node after 2, 4, 8 ... ms (at most 100 ms apart), up to 10 times (about
+// half a second in all), then the client gets the TRYAGAIN.
+constexpr uint64_t kTryAgainFirstDelayMs = 2;
+constexpr uint64_t kTryAgainMaxDelayMs = 100;
+constexpr uint32_t kTryAgainRetries = 10;
 
 std::vector<std::string> shardNames(const route::Topology& topology) {
   std::vector<std::string> names;
@@ -240,6 +246,8 @@ void Worker::run() {
   drain_timer_.data = this;
   uv_timer_init(&loop_, &ping_timer_);
   ping_timer_.data = this;
+  uv_timer_init(&loop_, &retry_timer_);
+  retry_timer_.data = this;
   startPingTimer();
   uv_async_init(&loop_, &stop_async_,
                 [](uv_async_t* a) { static_cast<Worker*>(a->data)->onStopRequested(); });
@@ -324,10 +332,21 @@ void Worker::requestTopologyRefresh() {
   }
 }
 
+session::PendingRequest::ClusterTries* Worker::clusterTries(session::PendingRequest* request,
+                                                            uint32_t fragment) {
+  if (request->owner == nullptr || fragment >= request->sent.size()) {
+    return nullptr;  // the client has gone, or nothing was kept to send again
+  }
+  if (request->tries.size() < request->sent.size()) {
+    request->tries.resize(request->sent.size());
+  }
+  return &request->tries[fragment];
+}
+
 bool Worker::redirect(session::PendingRequest* request, uint32_t fragment, std::string_view reply) {
   // "-MOVED 3999 127.0.0.1:6381\r\n" or "-ASK 3999 127.0.0.1:6381\r\n"
-  if (request->owner == nullptr || fragment >= request->sent.size() ||
-      request->redirects >= config_->max_redirects) {
+  session::PendingRequest::ClusterTries* tries = clusterTries(request, fragment);
+  if (tries == nullptr || tries->redirects >= config_->max_redirects) {
     return false;
   }
   const bool ask = reply[1] == 'A';
@@ -349,10 +368,69 @@ bool Worker::redirect(session::PendingRequest* request, uint32_t fragment, std::
   if (port == 0 || port > 65535) {
     return false;
   }
-  ++request->redirects;
+  ++tries->redirects;
   if (!ask) {
     requestTopologyRefresh();
   }
+  sendToNode(request, fragment, host, static_cast<uint16_t>(port), ask);
+  return true;
+}
+
+bool Worker::retryLater(session::PendingRequest* request, uint32_t fragment,
+                        const route::ShardAddress& node, std::string_view reply) {
+  session::PendingRequest::ClusterTries* tries = clusterTries(request, fragment);
+  if (tries == nullptr || tries->retries >= kTryAgainRetries || closed_) {
+    return false;
+  }
+  const uint64_t delay = std::min(kTryAgainFirstDelayMs << tries->retries, kTryAgainMaxDelayMs);
+  ++tries->retries;
+  const uint64_t due = uv_now(&loop_) + delay;
+  retries_.push_back(
+      DeferredRetry{request, fragment, node.host, node.port, due, std::string(reply)});
+  if (!retry_timer_armed_ || due < retry_timer_due_) {
+    retry_timer_armed_ = true;
+    retry_timer_due_ = due;
+    uv_timer_start(
+        &retry_timer_, [](uv_timer_t* t) { static_cast<Worker*>(t->data)->onRetryTimer(); }, delay,
+        0);
+  }
+  return true;
+}
+
+void Worker::onRetryTimer() {
+  retry_timer_armed_ = false;
+  const uint64_t now = uv_now(&loop_);
+  std::vector<DeferredRetry> due;
+  std::erase_if(retries_, [&](DeferredRetry& r) {
+    if (r.due_ms > now) {
+      return false;
+    }
+    due.push_back(std::move(r));
+    return true;
+  });
+  for (DeferredRetry& r : due) {
+    if (r.request->owner == nullptr) {
+      session::ClientSession::onBackendReply(*this, r.request, r.fragment, r.reply);
+    } else {
+      sendToNode(r.request, r.fragment, r.host, r.port, false);
+    }
+  }
+  if (!retries_.empty()) {
+    uint64_t next = retries_.front().due_ms;
+    for (const DeferredRetry& r : retries_) {
+      next = std::min(next, r.due_ms);
+    }
+    retry_timer_armed_ = true;
+    retry_timer_due_ = next;
+    uv_timer_start(
+        &retry_timer_, [](uv_timer_t* t) { static_cast<Worker*>(t->data)->onRetryTimer(); },
+        next > now ? next - now : 0, 0);
+  }
+  wakeForFlush();
+}
+
+void Worker::sendToNode(session::PendingRequest* request, uint32_t fragment,
+                        const std::string& host, uint16_t port, bool asking) {
   const uint64_t client_id = request->owner->id();
   backend::BackendConn* target = nullptr;
   const auto& shards = topology_->shards();
@@ -365,7 +443,7 @@ bool Worker::redirect(session::PendingRequest* request, uint32_t fragment, std::
     const std::string key = host + ":" + std::to_string(port);
     auto& conn = extra_nodes_[key];
     if (conn == nullptr) {
-      route::ShardAddress address(key, host, static_cast<uint16_t>(port));
+      route::ShardAddress address(key, host, port);
       conn = std::make_unique<backend::BackendConn>(
           *this, request->shard, address,
           backend::Credentials{config_->backend_username, config_->backend_password}, false);
@@ -375,13 +453,12 @@ bool Worker::redirect(session::PendingRequest* request, uint32_t fragment, std::
   }
   if (!target->accepting()) {
     session::ClientSession::onBackendReply(*this, request, fragment, target->ejectedError());
-    return true;
+    return;
   }
-  if (ask) {
+  if (asking) {
     target->sendAsking();
   }
   target->send(request->sent[fragment], request, fragment);
-  return true;
 }
 
 // Work deferred to the check phase must not wait for the poll phase: a PING queued by the ping
@@ -491,6 +568,12 @@ void Worker::closeEverything() {
   for (session::ClientSession* s : sessions) {
     s->close("shutdown");
   }
+  // Their clients have gone: answering the waiting retries releases the requests.
+  std::vector<DeferredRetry> retries;
+  retries.swap(retries_);
+  for (DeferredRetry& r : retries) {
+    session::ClientSession::onBackendReply(*this, r.request, r.fragment, r.reply);
+  }
   dedicated_->shutdown();
   forEachBackend([](backend::BackendConn& conn) { conn.shutdown(); });
   for (auto& conn : retired_) {
@@ -500,6 +583,8 @@ void Worker::closeEverything() {
   uv_timer_stop(&ping_timer_);
   uv_close(reinterpret_cast<uv_handle_t*>(&drain_timer_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&ping_timer_), nullptr);
+  uv_timer_stop(&retry_timer_);
+  uv_close(reinterpret_cast<uv_handle_t*>(&retry_timer_), nullptr);
   uv_check_stop(&check_);
   uv_close(reinterpret_cast<uv_handle_t*>(&check_), nullptr);
   idle_active_ = false;

@@ -100,6 +100,11 @@ class Worker {
   // it names, within backend.max_redirects. False when it was not followed: the caller delivers
   // the reply as it is.
   bool redirect(session::PendingRequest* request, uint32_t fragment, std::string_view reply);
+  // Cluster mode: answers a -TRYAGAIN by sending the fragment to `node` again after a short
+  // pause (2 ms, doubling up to 100 ms), up to 10 times per fragment. False when the retries are
+  // spent: the caller delivers the TRYAGAIN.
+  bool retryLater(session::PendingRequest* request, uint32_t fragment,
+                  const route::ShardAddress& node, std::string_view reply);
   // Cluster mode: asks the topology watcher for a CLUSTER SLOTS refresh soon.
   void requestTopologyRefresh();
 
@@ -130,6 +135,14 @@ class Worker {
                   std::vector<std::unique_ptr<backend::BackendConn>>* primaries,
                   std::vector<std::unique_ptr<backend::BackendConn>>* replicas);
   void applyLimits();  // parser limits and slow log from config_
+  // Cluster mode: the fragment's redirect and retry counts; nullptr when it cannot be sent again.
+  session::PendingRequest::ClusterTries* clusterTries(session::PendingRequest* request,
+                                                      uint32_t fragment);
+  // Cluster mode: sends the kept bytes of a fragment to the node at host:port (a listed shard's
+  // connection, or one opened on demand), with ASKING first when `asking`.
+  void sendToNode(session::PendingRequest* request, uint32_t fragment, const std::string& host,
+                  uint16_t port, bool asking);
+  void onRetryTimer();
   void startPingTimer();
 
   int index_;
@@ -177,6 +190,19 @@ class Worker {
   std::vector<std::unique_ptr<backend::BackendConn>> retired_;  // draining; freed once closed
   // Cluster mode: connections to nodes a redirect named before the topology listed them.
   std::unordered_map<std::string, std::unique_ptr<backend::BackendConn>> extra_nodes_;
+  // Cluster mode: fragments answered -TRYAGAIN, waiting for retry_timer_ to send them again.
+  struct DeferredRetry {
+    session::PendingRequest* request;
+    uint32_t fragment;
+    std::string host;
+    uint16_t port;
+    uint64_t due_ms;    // loop time
+    std::string reply;  // the TRYAGAIN, answered if the client goes or the worker closes
+  };
+  std::vector<DeferredRetry> retries_;
+  uv_timer_t retry_timer_{};
+  bool retry_timer_armed_ = false;
+  uint64_t retry_timer_due_ = 0;
   std::unordered_set<session::ClientSession*> sessions_;
   std::vector<session::ClientSession*> dirty_sessions_;
   std::vector<backend::BackendConn*> dirty_backends_;

@@ -87,8 +87,9 @@ const char* backendStateName(BackendState state);
   X(replica_reads, HotCounter, kCounter, "shardproxy_backend_replica_reads_total",             \
     "Read-only requests sent to a replica", "", "")                                            \
   X(moved, Counter, kCounter, "shardproxy_redirects_total",                                    \
-    "MOVED and ASK redirects answered by shards", "type", "moved")                             \
-  X(ask, Counter, kCounter, "shardproxy_redirects_total", "", "type", "ask")
+    "MOVED and ASK redirects, and TRYAGAIN replies, answered by shards", "type", "moved")      \
+  X(ask, Counter, kCounter, "shardproxy_redirects_total", "", "type", "ask")                   \
+  X(tryagain, Counter, kCounter, "shardproxy_redirects_total", "", "type", "tryagain")
 
 // The command classes of shardproxy_requests_total and shardproxy_request_duration_seconds.
 enum class CommandClass : uint8_t { kRead, kWrite, kMultiKey, kLocal, kAdmin, kOther };

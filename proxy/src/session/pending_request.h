@@ -36,7 +36,14 @@ struct PendingRequest {
   // Cluster mode: the bytes sent for each fragment (index 0 for an unsplit request), kept so a
   // MOVED or ASK reply can be followed by sending them again elsewhere.
   std::vector<std::string> sent;
-  uint32_t redirects = 0;  // MOVED/ASK followed so far
+  // Cluster mode, per fragment (sized on the first redirect): MOVED/ASK followed and TRYAGAIN
+  // retried so far. Each fragment has its own budget: a split over many moved slots gets one
+  // MOVED per fragment.
+  struct ClusterTries {
+    uint32_t redirects = 0;
+    uint32_t retries = 0;
+  };
+  std::vector<ClusterTries> tries;
 
   void reset() {
     owner = nullptr;
@@ -66,7 +73,7 @@ struct PendingRequest {
       bytes.clear();
     }
     sent.clear();
-    redirects = 0;
+    tries.clear();
   }
 };
 

@@ -55,7 +55,7 @@ inline void observeCompletion(net::Worker& worker, const PendingRequest& request
 }
 
 // One backend reply to a client request (a fragment, for a split one), before it is handed to
-// the session: the shard's duration histogram, error replies, MOVED/ASK.
+// the session: the shard's duration histogram, error replies, MOVED/ASK/TRYAGAIN.
 // now_ns: when the read that carried the reply returned (one clock read per read, not per reply).
 inline void observeBackendReply(net::ShardStats& stats, PendingRequest& request,
                                 std::string_view reply, uint64_t now_ns) {
@@ -72,6 +72,8 @@ inline void observeBackendReply(net::ShardStats& stats, PendingRequest& request,
       stats.moved.add();
     } else if (reply.starts_with("-ASK ")) {
       stats.ask.add();
+    } else if (reply.starts_with("-TRYAGAIN")) {
+      stats.tryagain.add();
     }
   }
 }
