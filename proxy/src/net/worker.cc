@@ -388,26 +388,29 @@ bool Worker::retryLater(session::PendingRequest* request, uint32_t fragment,
   retries_.push_back(
       DeferredRetry{request, fragment, node.host, node.port, due, std::string(reply)});
   if (!retry_timer_armed_ || due < retry_timer_due_) {
-    retry_timer_armed_ = true;
-    retry_timer_due_ = due;
-    uv_timer_start(
-        &retry_timer_, [](uv_timer_t* t) { static_cast<Worker*>(t->data)->onRetryTimer(); }, delay,
-        0);
+    armRetryTimer(due);
   }
   return true;
+}
+
+void Worker::armRetryTimer(uint64_t due_ms) {
+  const uint64_t now = uv_now(&loop_);
+  retry_timer_armed_ = true;
+  retry_timer_due_ = due_ms;
+  uv_timer_start(
+      &retry_timer_, [](uv_timer_t* t) { static_cast<Worker*>(t->data)->onRetryTimer(); },
+      due_ms > now ? due_ms - now : 0, 0);
 }
 
 void Worker::onRetryTimer() {
   retry_timer_armed_ = false;
   const uint64_t now = uv_now(&loop_);
   std::vector<DeferredRetry> due;
-  std::erase_if(retries_, [&](DeferredRetry& r) {
-    if (r.due_ms > now) {
-      return false;
-    }
-    due.push_back(std::move(r));
-    return true;
-  });
+  std::vector<DeferredRetry> later;
+  for (DeferredRetry& r : retries_) {
+    (r.due_ms <= now ? due : later).push_back(std::move(r));
+  }
+  retries_.swap(later);
   for (DeferredRetry& r : due) {
     if (r.request->owner == nullptr) {
       session::ClientSession::onBackendReply(*this, r.request, r.fragment, r.reply);
@@ -420,13 +423,8 @@ void Worker::onRetryTimer() {
     for (const DeferredRetry& r : retries_) {
       next = std::min(next, r.due_ms);
     }
-    retry_timer_armed_ = true;
-    retry_timer_due_ = next;
-    uv_timer_start(
-        &retry_timer_, [](uv_timer_t* t) { static_cast<Worker*>(t->data)->onRetryTimer(); },
-        next > now ? next - now : 0, 0);
+    armRetryTimer(next);
   }
-  wakeForFlush();
 }
 
 void Worker::sendToNode(session::PendingRequest* request, uint32_t fragment,

@@ -142,6 +142,7 @@ class Worker {
   // connection, or one opened on demand), with ASKING first when `asking`.
   void sendToNode(session::PendingRequest* request, uint32_t fragment, const std::string& host,
                   uint16_t port, bool asking);
+  void armRetryTimer(uint64_t due_ms);  // loop time
   void onRetryTimer();
   void startPingTimer();
 
