@@ -208,6 +208,44 @@ class ClusterBackendTest : public ::testing::Test {
            more;
   }
 
+  // Two keys of one slot of A (one hash tag), written through `proxy`; then the slot starts
+  // migrating to B and the first key moves, so A answers TRYAGAIN to a multi-key command on it.
+  struct HalfMigrated {
+    std::string k1, k2, slot;
+  };
+  static HalfMigrated halfMigrateASlot(const MasterPair& m, Client& proxy,
+                                       const std::string& prefix) {
+    HalfMigrated h;
+    const std::vector<std::string> tags = keysServedBy(m.a_port, prefix, 1);
+    if (tags.empty()) {
+      return h;
+    }
+    h.k1 = "{" + tags[0] + "}1";
+    h.k2 = "{" + tags[0] + "}2";
+    EXPECT_EQ(proxy.cmd({"MSET", h.k1, "one", h.k2, "two"}), "OK");
+    Client direct_a(m.a_port);
+    Client direct_b(m.b_port);
+    h.slot = keySlot(direct_a, h.k1);
+    EXPECT_EQ(direct_b.cmd({"CLUSTER", "SETSLOT", h.slot, "IMPORTING", m.a_id}), "OK");
+    EXPECT_EQ(direct_a.cmd({"CLUSTER", "SETSLOT", h.slot, "MIGRATING", m.b_id}), "OK");
+    EXPECT_EQ(direct_a.cmd({"MIGRATE", "127.0.0.1", std::to_string(m.b_port), h.k1, "0", "5000"}),
+              "OK");
+    EXPECT_EQ(direct_a.cmd({"MGET", h.k1, h.k2}).rfind("(error) TRYAGAIN", 0), 0u);
+    return h;
+  }
+
+  // That proxy, with its config file in a directory of its own.
+  struct StagedProxy {
+    explicit StagedProxy(const std::string& seed, const std::string& more = "")
+        : proxy(
+              "", 1,
+              {"--config", writeFile(dir.path() + "/proxy.yaml", stagedProxyConfig(seed, more))}) {}
+    std::string config() const { return dir.path() + "/proxy.yaml"; }
+    uint16_t port() const { return proxy.port(); }
+    TempDir dir;
+    ProxyProcess proxy;
+  };
+
   static uint64_t infoCounter(Client& proxy, const std::string& name) {
     const std::string stats = proxy.cmd({"INFO", "stats"});
     const size_t at = stats.find(name + ":");
@@ -409,10 +447,7 @@ TEST_F(ClusterBackendTest, RedirectOnAReplacedConnectionIsFollowed) {
   ASSERT_EQ(keys.size(), 2u);
   const std::string& moved = keys[0];
   const std::string& held = keys[1];
-  TempDir dir;
-  const std::string conf =
-      writeFile(dir.path() + "/proxy.yaml", stagedProxyConfig(m.b, "  connections: 1\n"));
-  ProxyProcess proxy("", 1, {"--config", conf});
+  StagedProxy proxy(m.b, "  connections: 1\n");
   Client c(proxy.port());
   ASSERT_EQ(c.cmd({"GET", held}), "(nil)");
   // Move the slot of `moved` from A to B by hand (it holds no keys), and write the key on B.
@@ -434,9 +469,9 @@ TEST_F(ClusterBackendTest, RedirectOnAReplacedConnectionIsFollowed) {
   }
   std::this_thread::sleep_for(milliseconds(300));
   // Replace every backend connection while both requests wait on A.
-  writeFile(conf, stagedProxyConfig(m.b, "  connections: 2\n"));
+  writeFile(proxy.config(), stagedProxyConfig(m.b, "  connections: 2\n"));
   Client admin(proxy.port());
-  ASSERT_EQ(admin.cmd({"PROXY", "RELOAD"}), "OK") << proxy.process().log();
+  ASSERT_EQ(admin.cmd({"PROXY", "RELOAD"}), "OK") << proxy.proxy.process().log();
   for (const std::string expected : {"OK", "on-b"}) {
     redisReply* r = nullptr;
     ASSERT_EQ(redisGetReply(c.ctx(), reinterpret_cast<void**>(&r)), REDIS_OK);
@@ -453,9 +488,7 @@ TEST_F(ClusterBackendTest, EveryFragmentOfASplitFollowsItsRedirect) {
   const size_t kSlots = 12;  // more than max_redirects (5)
   const std::vector<std::string> keys = keysServedBy(m.a_port, "split:", kSlots);
   ASSERT_EQ(keys.size(), kSlots);
-  TempDir dir;
-  ProxyProcess proxy(
-      "", 1, {"--config", writeFile(dir.path() + "/proxy.yaml", stagedProxyConfig(m.b, ""))});
+  StagedProxy proxy(m.b);
   Client c(proxy.port());
   ASSERT_EQ(c.cmd({"GET", keys[0]}), "(nil)");  // the proxy is up and has the topology
   Client direct_a(m.a_port);
@@ -479,39 +512,23 @@ TEST_F(ClusterBackendTest, EveryFragmentOfASplitFollowsItsRedirect) {
 // pause; once the migration completes, the client gets the values and never the TRYAGAIN.
 TEST_F(ClusterBackendTest, TryAgainDuringAMigrationIsRetried) {
   const MasterPair m = twoMasters();
-  TempDir dir;
-  ProxyProcess proxy(
-      "", 1, {"--config", writeFile(dir.path() + "/proxy.yaml", stagedProxyConfig(m.b, ""))});
+  StagedProxy proxy(m.b);
   Client c(proxy.port());
-  // Two keys of one slot of A (one hash tag).
-  std::string tag;
-  for (const std::string& k : keysServedBy(m.a_port, "tryagain", 1)) {
-    tag = "{" + k + "}";
-  }
-  ASSERT_FALSE(tag.empty());
-  const std::string k1 = tag + "1";
-  const std::string k2 = tag + "2";
-  ASSERT_EQ(c.cmd({"MSET", k1, "one", k2, "two"}), "OK");
-  Client direct_a(m.a_port);
-  Client direct_b(m.b_port);
-  const std::string slot = keySlot(direct_a, k1);
-  // Start migrating the slot to B and move one of its two keys: A now answers TRYAGAIN to a
-  // multi-key command on the slot.
-  ASSERT_EQ(direct_b.cmd({"CLUSTER", "SETSLOT", slot, "IMPORTING", m.a_id}), "OK");
-  ASSERT_EQ(direct_a.cmd({"CLUSTER", "SETSLOT", slot, "MIGRATING", m.b_id}), "OK");
-  const std::string b_port = std::to_string(m.b_port);
-  ASSERT_EQ(direct_a.cmd({"MIGRATE", "127.0.0.1", b_port, k1, "0", "5000"}), "OK");
-  ASSERT_EQ(direct_a.cmd({"MGET", k1, k2}).rfind("(error) TRYAGAIN", 0), 0u);
-  redisAppendCommand(c.ctx(), "MGET %s %s", k1.c_str(), k2.c_str());
+  const HalfMigrated h = halfMigrateASlot(m, c, "tryagain");
+  ASSERT_FALSE(h.slot.empty());
+  redisAppendCommand(c.ctx(), "MGET %s %s", h.k1.c_str(), h.k2.c_str());
   int done = 0;
   while (done == 0) {
     ASSERT_EQ(redisBufferWrite(c.ctx(), &done), REDIS_OK);
   }
   // While the proxy retries, finish the migration: the last key, then the slot's new owner.
   std::this_thread::sleep_for(milliseconds(20));
-  ASSERT_EQ(direct_a.cmd({"MIGRATE", "127.0.0.1", b_port, k2, "0", "5000"}), "OK");
-  ASSERT_EQ(direct_b.cmd({"CLUSTER", "SETSLOT", slot, "NODE", m.b_id}), "OK");
-  ASSERT_EQ(direct_a.cmd({"CLUSTER", "SETSLOT", slot, "NODE", m.b_id}), "OK");
+  Client direct_a(m.a_port);
+  Client direct_b(m.b_port);
+  ASSERT_EQ(direct_a.cmd({"MIGRATE", "127.0.0.1", std::to_string(m.b_port), h.k2, "0", "5000"}),
+            "OK");
+  ASSERT_EQ(direct_b.cmd({"CLUSTER", "SETSLOT", h.slot, "NODE", m.b_id}), "OK");
+  ASSERT_EQ(direct_a.cmd({"CLUSTER", "SETSLOT", h.slot, "NODE", m.b_id}), "OK");
   redisReply* r = nullptr;
   ASSERT_EQ(redisGetReply(c.ctx(), reinterpret_cast<void**>(&r)), REDIS_OK);
   EXPECT_EQ(render(r), "[one, two]");
@@ -523,29 +540,15 @@ TEST_F(ClusterBackendTest, TryAgainDuringAMigrationIsRetried) {
 // A TRYAGAIN that outlasts the retries reaches the client as it is, and the proxy goes on.
 TEST_F(ClusterBackendTest, TryAgainPastTheRetriesReachesTheClient) {
   const MasterPair m = twoMasters();
-  TempDir dir;
-  ProxyProcess proxy(
-      "", 1, {"--config", writeFile(dir.path() + "/proxy.yaml", stagedProxyConfig(m.b, ""))});
+  StagedProxy proxy(m.b);
   Client c(proxy.port());
-  std::string tag;
-  for (const std::string& k : keysServedBy(m.a_port, "stuck", 1)) {
-    tag = "{" + k + "}";
-  }
-  ASSERT_FALSE(tag.empty());
-  ASSERT_EQ(c.cmd({"MSET", tag + "1", "one", tag + "2", "two"}), "OK");
-  Client direct_a(m.a_port);
-  Client direct_b(m.b_port);
-  const std::string slot = keySlot(direct_a, tag + "1");
-  ASSERT_EQ(direct_b.cmd({"CLUSTER", "SETSLOT", slot, "IMPORTING", m.a_id}), "OK");
-  ASSERT_EQ(direct_a.cmd({"CLUSTER", "SETSLOT", slot, "MIGRATING", m.b_id}), "OK");
-  ASSERT_EQ(
-      direct_a.cmd({"MIGRATE", "127.0.0.1", std::to_string(m.b_port), tag + "1", "0", "5000"}),
-      "OK");
+  const HalfMigrated h = halfMigrateASlot(m, c, "stuck");
+  ASSERT_FALSE(h.slot.empty());
   // The migration never finishes: after its retries the proxy answers the TRYAGAIN.
-  EXPECT_EQ(c.cmd({"MGET", tag + "1", tag + "2"}).rfind("(error) TRYAGAIN", 0), 0u);
+  EXPECT_EQ(c.cmd({"MGET", h.k1, h.k2}).rfind("(error) TRYAGAIN", 0), 0u);
   EXPECT_EQ(infoCounter(c, "cluster_tryagain_replies"), 11u);  // the first, then 10 retries
   EXPECT_EQ(c.cmd({"PING"}), "PONG");
-  EXPECT_FALSE(proxy.process().exitedOnItsOwn());
+  EXPECT_FALSE(proxy.proxy.process().exitedOnItsOwn());
 }
 
 TEST_F(ClusterBackendTest, ReplicaReadsUseTheClusterReplicas) {
