@@ -246,6 +246,17 @@ class ClusterBackendTest : public ::testing::Test {
     ProxyProcess proxy;
   };
 
+  // Writes the commands appended to `client` without reading their replies.
+  static bool flushCommands(Client& client) {
+    int done = 0;
+    while (done == 0) {
+      if (redisBufferWrite(client.ctx(), &done) != REDIS_OK) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   static uint64_t infoCounter(Client& proxy, const std::string& name) {
     const std::string stats = proxy.cmd({"INFO", "stats"});
     const size_t at = stats.find(name + ":");
@@ -463,10 +474,7 @@ TEST_F(ClusterBackendTest, RedirectOnAReplacedConnectionIsFollowed) {
   ASSERT_EQ(direct_a.cmd({"CLIENT", "PAUSE", "5000", "WRITE"}), "OK");
   redisAppendCommand(c.ctx(), "SET %s v", held.c_str());
   redisAppendCommand(c.ctx(), "GET %s", moved.c_str());
-  int done = 0;
-  while (done == 0) {
-    ASSERT_EQ(redisBufferWrite(c.ctx(), &done), REDIS_OK);
-  }
+  ASSERT_TRUE(flushCommands(c));
   std::this_thread::sleep_for(milliseconds(300));
   // Replace every backend connection while both requests wait on A.
   writeFile(proxy.config(), stagedProxyConfig(m.b, "  connections: 2\n"));
@@ -517,10 +525,7 @@ TEST_F(ClusterBackendTest, TryAgainDuringAMigrationIsRetried) {
   const HalfMigrated h = halfMigrateASlot(m, c, "tryagain");
   ASSERT_FALSE(h.slot.empty());
   redisAppendCommand(c.ctx(), "MGET %s %s", h.k1.c_str(), h.k2.c_str());
-  int done = 0;
-  while (done == 0) {
-    ASSERT_EQ(redisBufferWrite(c.ctx(), &done), REDIS_OK);
-  }
+  ASSERT_TRUE(flushCommands(c));
   // While the proxy retries, finish the migration: the last key, then the slot's new owner.
   std::this_thread::sleep_for(milliseconds(20));
   Client direct_a(m.a_port);
@@ -547,7 +552,16 @@ TEST_F(ClusterBackendTest, TryAgainPastTheRetriesReachesTheClient) {
   // The migration never finishes: after its retries the proxy answers the TRYAGAIN.
   EXPECT_EQ(c.cmd({"MGET", h.k1, h.k2}).rfind("(error) TRYAGAIN", 0), 0u);
   EXPECT_EQ(infoCounter(c, "cluster_tryagain_replies"), 11u);  // the first, then 10 retries
+  // A client that goes while its request waits for a retry: the proxy drops the request.
+  {
+    Client gone(proxy.port());
+    redisAppendCommand(gone.ctx(), "MGET %s %s", h.k1.c_str(), h.k2.c_str());
+    ASSERT_TRUE(flushCommands(gone));
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  std::this_thread::sleep_for(milliseconds(800));  // past its retries
   EXPECT_EQ(c.cmd({"PING"}), "PONG");
+  EXPECT_EQ(c.cmd({"MGET", h.k1, h.k2}).rfind("(error) TRYAGAIN", 0), 0u);
   EXPECT_FALSE(proxy.proxy.process().exitedOnItsOwn());
 }
 
