@@ -387,7 +387,7 @@ bool Worker::retryLater(session::PendingRequest* request, uint32_t fragment,
   const uint64_t due = uv_now(&loop_) + delay;
   retries_.push_back(
       DeferredRetry{request, fragment, node.host, node.port, due, std::string(reply)});
-  if (!retry_timer_armed_ || due < retry_timer_due_) {
+  if (!uv_is_active(reinterpret_cast<uv_handle_t*>(&retry_timer_)) || due < retry_timer_due_) {
     armRetryTimer(due);
   }
   return true;
@@ -395,7 +395,6 @@ bool Worker::retryLater(session::PendingRequest* request, uint32_t fragment,
 
 void Worker::armRetryTimer(uint64_t due_ms) {
   const uint64_t now = uv_now(&loop_);
-  retry_timer_armed_ = true;
   retry_timer_due_ = due_ms;
   uv_timer_start(
       &retry_timer_, [](uv_timer_t* t) { static_cast<Worker*>(t->data)->onRetryTimer(); },
@@ -403,27 +402,28 @@ void Worker::armRetryTimer(uint64_t due_ms) {
 }
 
 void Worker::onRetryTimer() {
-  retry_timer_armed_ = false;
   const uint64_t now = uv_now(&loop_);
   std::vector<DeferredRetry> due;
   std::vector<DeferredRetry> later;
+  uint64_t next = UINT64_MAX;
   for (DeferredRetry& r : retries_) {
-    (r.due_ms <= now ? due : later).push_back(std::move(r));
+    if (r.due_ms > now) {
+      next = std::min(next, r.due_ms);
+      later.push_back(std::move(r));
+    } else {
+      due.push_back(std::move(r));
+    }
   }
   retries_.swap(later);
+  if (!retries_.empty()) {
+    armRetryTimer(next);
+  }
   for (DeferredRetry& r : due) {
     if (r.request->owner == nullptr) {
       session::ClientSession::onBackendReply(*this, r.request, r.fragment, r.reply);
     } else {
       sendToNode(r.request, r.fragment, r.host, r.port, false);
     }
-  }
-  if (!retries_.empty()) {
-    uint64_t next = retries_.front().due_ms;
-    for (const DeferredRetry& r : retries_) {
-      next = std::min(next, r.due_ms);
-    }
-    armRetryTimer(next);
   }
 }
 

@@ -202,8 +202,7 @@ class Worker {
   };
   std::vector<DeferredRetry> retries_;
   uv_timer_t retry_timer_{};
-  bool retry_timer_armed_ = false;
-  uint64_t retry_timer_due_ = 0;
+  uint64_t retry_timer_due_ = 0;  // while retry_timer_ is active
   std::unordered_set<session::ClientSession*> sessions_;
   std::vector<session::ClientSession*> dirty_sessions_;
   std::vector<backend::BackendConn*> dirty_backends_;
