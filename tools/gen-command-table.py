@@ -35,7 +35,7 @@ import time
 #   fanout       whole-keyspace: sent to every shard (or the one a SCAN cursor names) and
 #                merged (kCmdFanout + MergeRule)
 #   session      served by the session's connection state: transactions, pub/sub, AUTH, HELLO,
-#                RESET, WAIT (kCmdSession; see session/session_state.h)
+#                RESET (kCmdSession; see session/session_state.h)
 #   unsupported  refused with -ERR ... not supported by shardproxy (kCmdUnsupported)
 #   routed       everything else: forwarded to the shard that owns its key(s); blocking ones
 #                (kCmdBlocking: BLPOP, XREAD BLOCK, ...) on a dedicated connection
@@ -97,7 +97,7 @@ POLICY = {
     "session": [
         "multi", "exec", "discard", "watch", "unwatch",
         "subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe",
-        "auth", "hello", "reset", "wait",
+        "auth", "hello", "reset",
     ],
     # Pub/sub commands routed like keyed commands: their channel (first argument) picks the
     # shard by its slot, as Redis Cluster routes sharded channels. Only routing changes; their
@@ -108,6 +108,10 @@ POLICY = {
         "migrate": "moves keys between instances",
         "restore-asking": "cluster-internal", "asking": "cluster-internal",
         "readonly": "cluster-internal", "readwrite": "cluster-internal",
+        # WAIT counts the replicas that acknowledged the calling connection's writes; a client's
+        # writes reach its shards on connections shared with other clients, so no shard could
+        # count them, and a count from another connection would over-report.
+        "wait": "writes travel on shared connections: replica acknowledgements cannot be counted",
     },
     # Routing key specs that replace Redis' own where Redis marks them "unknown" but a keyword
     # finds the key: SORT ... STORE dest (the last STORE wins, as in Redis' sortGetKeys). The
@@ -709,7 +713,7 @@ def write_docs(path, version, top):
           "Transactions (MULTI/EXEC/DISCARD/WATCH/UNWATCH, on a connection of the transaction's",
           "shard), pub/sub (SUBSCRIBE/PSUBSCRIBE/SSUBSCRIBE and their UNSUBSCRIBE forms, on",
           "subscriber connections of the channels' shards; patterns on every shard), AUTH, HELLO",
-          "(RESP2 only: `HELLO 3` gets `-NOPROTO`), RESET and WAIT.",
+          "(RESP2 only: `HELLO 3` gets `-NOPROTO`) and RESET.",
           "", ", ".join("`%s`" % upper(c) for c in by["session"]), "",
           "## Answered by the proxy", "",
           ", ".join("`%s`" % upper(c) for c in by["local"]), "",

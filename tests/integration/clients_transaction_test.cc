@@ -194,6 +194,75 @@ TEST_F(TransactionTest, PipelinedTransactionKeepsOrder) {
   EXPECT_EQ(raw.readUntil("$1\r\nx\r\n", seconds(5)), expected);
 }
 
+// RESP commands, concatenated: to be sent in one write.
+std::string encodeAll(const std::vector<std::vector<std::string>>& commands) {
+  std::string bytes;
+  for (const auto& args : commands) {
+    bytes += "*" + std::to_string(args.size()) + "\r\n";
+    for (const std::string& arg : args) {
+      bytes += "$" + std::to_string(arg.size()) + "\r\n" + arg + "\r\n";
+    }
+  }
+  return bytes;
+}
+
+// After WATCH was answered, a transaction that ends without reaching the shard (DISCARD, or an
+// EXEC of a transaction aborted while queuing) is followed in the same write by WATCH of a key of
+// another shard. The proxy must answer all of it and stay up.
+TEST_F(TransactionTest, PipelinedSequencesAfterWatchKeepTheProxyUp) {
+  const std::string a = keyOnShard(0, kShards, "pa");
+  const std::string b = keyOnShard(2, kShards, "pb");
+  const std::vector<std::vector<std::vector<std::string>>> sequences = {
+      {{"MULTI"}, {"DISCARD"}, {"WATCH", b}, {"PING", "end"}},
+      {{"MULTI"}, {"GET"}, {"EXEC"}, {"WATCH", b}, {"PING", "end"}},
+      {{"MULTI"}, {"SET", b, "1"}, {"EXEC"}, {"WATCH", b}, {"PING", "end"}},
+  };
+  const std::vector<std::string> expected = {
+      "+OK\r\n+OK\r\n+OK\r\n$3\r\nend\r\n",
+      "+OK\r\n-ERR wrong number of arguments for 'get' command\r\n"
+      "-EXECABORT Transaction discarded because of previous errors.\r\n+OK\r\n$3\r\nend\r\n",
+      env_->direct() ? "+OK\r\n+QUEUED\r\n*1\r\n+OK\r\n+OK\r\n$3\r\nend\r\n"
+                     : "+OK\r\n-CROSSSLOT Keys in request don't hash to the same slot\r\n"
+                       "-EXECABORT Transaction discarded because of previous errors.\r\n"
+                       "+OK\r\n$3\r\nend\r\n",
+  };
+  for (size_t i = 0; i < sequences.size(); ++i) {
+    RawConn raw(env_->port());
+    ASSERT_TRUE(raw.sendAll(encodeAll({{"WATCH", a}})));
+    ASSERT_EQ(raw.readUntil("+OK\r\n", seconds(5)), "+OK\r\n");
+    ASSERT_TRUE(raw.sendAll(encodeAll(sequences[i])));
+    EXPECT_EQ(raw.readUntil("end\r\n", seconds(5)), expected[i]) << "sequence " << i;
+    if (env_->proxy() != nullptr) {
+      ASSERT_TRUE(env_->proxy()->process().alive()) << "sequence " << i << "\n"
+                                                    << env_->proxy()->process().log();
+    }
+  }
+  EXPECT_EQ(cmd({"PING"}), "PONG");
+}
+
+// After WATCH was answered and a transaction discarded, the next transaction (in the same write)
+// runs on the shard of its own key, not on the watched key's.
+TEST_F(TransactionTest, TransactionAfterDiscardRunsOnItsOwnShard) {
+  const std::string a = keyOnShard(0, kShards, "wa");
+  const std::string b = keyOnShard(3, kShards, "wb");
+  RawConn raw(env_->port());
+  ASSERT_TRUE(raw.sendAll(encodeAll({{"WATCH", a}})));
+  ASSERT_EQ(raw.readUntil("+OK\r\n", seconds(5)), "+OK\r\n");
+  ASSERT_TRUE(raw.sendAll(
+      encodeAll({{"MULTI"}, {"DISCARD"}, {"MULTI"}, {"SET", b, "v"}, {"EXEC"}, {"GET", b}})));
+  EXPECT_EQ(raw.readUntil("$1\r\nv\r\n", seconds(5)),
+            "+OK\r\n+OK\r\n+OK\r\n+QUEUED\r\n*1\r\n+OK\r\n$1\r\nv\r\n");
+  Client other(env_->port());
+  EXPECT_EQ(other.cmd({"GET", b}), "v");
+  if (!env_->direct()) {
+    // Written on b's shard and nowhere else.
+    for (size_t i = 0; i < env_->shards().size(); ++i) {
+      Client direct(env_->shards()[i]->port());
+      EXPECT_EQ(direct.cmd({"EXISTS", b}), i == 3 ? "(integer) 1" : "(integer) 0") << "shard " << i;
+    }
+  }
+}
+
 TEST_F(TransactionTest, DedicatedConnectionsAreReleased) {
   if (env_->direct()) {
     GTEST_SKIP() << "proxy-only";

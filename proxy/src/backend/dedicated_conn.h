@@ -1,5 +1,5 @@
 // DedicatedConn: a backend connection that works for one client session at a time — its
-// transaction (WATCH, MULTI ... EXEC), its blocking command (BLPOP, XREAD BLOCK, WAIT) or its
+// transaction (WATCH, MULTI ... EXEC), its blocking command (BLPOP, XREAD BLOCK) or its
 // subscriptions — so that none of these ever sits in the shared pipeline of a BackendConn, where
 // a blocked reply would hold up every other client of the worker (and SUBSCRIBE would turn the
 // connection into a push stream).

@@ -1,9 +1,11 @@
 // SessionState: the gate (AUTH, ACL-lite, deny_commands, subscribed mode), lanes, blocking
-// commands, WAIT, RESET and the dedicated connections' callbacks. Transactions, pub/sub,
+// commands, RESET and the dedicated connections' callbacks. Transactions, pub/sub,
 // fan-out and the AUTH/HELLO commands live in their own files.
 #include "session/session_state.h"
 
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
 
 #include "core/ascii.h"
 #include "core/assert.h"
@@ -39,7 +41,9 @@ bool blocks(const resp::CommandInfo& cmd, std::span<const std::string_view> args
 
 SessionState::SessionState(ClientSession& session) : session_(session) {}
 
-SessionState::~SessionState() { SP_ASSERT(pinned_ == nullptr && blocking_ == nullptr); }
+SessionState::~SessionState() {
+  SP_ASSERT(pinned_ == nullptr && blocking_ == nullptr && retiring_.empty());
+}
 
 net::Worker& SessionState::worker() { return session_.worker_; }
 uint64_t SessionState::clientId() const { return session_.id_; }
@@ -138,9 +142,6 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
     if (name == "reset") {
       return onReset(*cmd);
     }
-    if (name == "wait") {
-      return onWait(frame, raw, *cmd);
-    }
     return onPubSub(frame, *cmd);
   }
   if (cmd->has(resp::kCmdFanout)) {
@@ -211,9 +212,7 @@ SessionState::Verdict SessionState::sendOnConn(backend::DedicatedConn** slot, ui
     if (!fifoEmpty()) {
       return Verdict::kDefer;
     }
-    SP_ASSERT(conn->idle());
-    worker().dedicated().release(conn);
-    *slot = nullptr;
+    retire(slot);
     conn = nullptr;
   }
   if (!mayTake(Lane::kDedicated, conn)) {
@@ -263,16 +262,6 @@ SessionState::Verdict SessionState::onBlocking(const resp::RequestFrame& frame,
   return sendOnConn(&blocking_, plan.shard, cmd, bytes, true);
 }
 
-SessionState::Verdict SessionState::onWait(const resp::RequestFrame& frame, std::string_view raw,
-                                           const resp::CommandInfo& cmd) {
-  // WAIT counts the replicas of one shard: the pinned one's, else the first shard's.
-  const std::string_view bytes = commandBytes(frame, raw);
-  if (pinned_ != nullptr) {
-    return sendOnConn(&pinned_, pinned_->shard(), cmd, bytes, true);
-  }
-  return sendOnConn(&blocking_, 0, cmd, bytes, true);
-}
-
 SessionState::Verdict SessionState::onPinnedShard(const resp::RequestFrame& frame,
                                                   std::string_view raw,
                                                   const resp::CommandInfo& cmd) {
@@ -294,27 +283,13 @@ SessionState::Verdict SessionState::onReset(const resp::CommandInfo& /*cmd*/) {
   if (!fifoEmpty()) {
     return Verdict::kDefer;  // everything before RESET is answered first
   }
-  backend::DedicatedPool& pool = worker().dedicated();
-  for (backend::DedicatedConn** conn : {&pinned_, &blocking_}) {
-    if (*conn != nullptr) {
-      pool.discard(*conn);
-      *conn = nullptr;
-    }
-  }
-  for (backend::DedicatedConn*& conn : subscriber_) {
-    if (conn != nullptr) {
-      pool.discard(conn);
-      conn = nullptr;
-    }
-  }
+  onClose();  // every dedicated connection goes, as if the client had reconnected
   tx_.reset();
   watching_ = false;
   watch_slot_ = -1;
   if (subs_ != nullptr) {
     subs_->clear();
   }
-  lane_ = Lane::kShared;
-  lane_conn_ = nullptr;
   session_.name_.clear();
   if (worker().config().auth.required()) {
     authenticated_ = false;
@@ -326,14 +301,27 @@ SessionState::Verdict SessionState::onReset(const resp::CommandInfo& /*cmd*/) {
 }
 
 void SessionState::releaseIfUnneeded() {
-  if (pinned_ != nullptr && !needsPinned() && pinned_->idle()) {
-    if (lane_conn_ == pinned_) {
-      lane_ = Lane::kShared;
-      lane_conn_ = nullptr;
-    }
-    worker().dedicated().release(pinned_);
-    pinned_ = nullptr;
+  if (pinned_ != nullptr && !needsPinned()) {
+    retire(&pinned_);
   }
+}
+
+void SessionState::retire(backend::DedicatedConn** slot) {
+  backend::DedicatedConn* conn = *slot;
+  *slot = nullptr;
+  if (conn->idle()) {
+    releaseNow(conn);
+  } else {
+    retiring_.push_back(conn);
+  }
+}
+
+void SessionState::releaseNow(backend::DedicatedConn* conn) {
+  if (lane_conn_ == conn) {
+    lane_ = Lane::kShared;
+    lane_conn_ = nullptr;
+  }
+  worker().dedicated().release(conn);
 }
 
 void SessionState::onDedicatedPush(backend::DedicatedConn& /*conn*/, std::string_view push) {
@@ -342,16 +330,17 @@ void SessionState::onDedicatedPush(backend::DedicatedConn& /*conn*/, std::string
 
 void SessionState::onDedicatedIdle(backend::DedicatedConn& conn) {
   if (&conn == blocking_) {
-    if (lane_conn_ == blocking_) {
-      lane_ = Lane::kShared;
-      lane_conn_ = nullptr;
-    }
-    worker().dedicated().release(blocking_);
     blocking_ = nullptr;
+    releaseNow(&conn);
     return;
   }
   if (&conn == pinned_) {
     releaseIfUnneeded();
+    return;
+  }
+  if (auto it = std::find(retiring_.begin(), retiring_.end(), &conn); it != retiring_.end()) {
+    retiring_.erase(it);
+    releaseNow(&conn);
     return;
   }
   if (!subscribed()) {
@@ -371,6 +360,9 @@ void SessionState::onDedicatedFailed(backend::DedicatedConn& conn) {
   }
   if (&conn == blocking_) {
     blocking_ = nullptr;
+    return;
+  }
+  if (std::erase(retiring_, &conn) > 0) {
     return;
   }
   if (&conn == pinned_) {
@@ -416,6 +408,13 @@ void SessionState::onClose() {
       conn = nullptr;
     }
   }
+  std::vector<backend::DedicatedConn*> retiring;
+  retiring.swap(retiring_);
+  for (backend::DedicatedConn* conn : retiring) {
+    pool.discard(conn);
+  }
+  lane_ = Lane::kShared;
+  lane_conn_ = nullptr;
 }
 
 }  // namespace sp::session

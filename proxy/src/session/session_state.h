@@ -4,7 +4,7 @@
 //     (client_auth.h), from accept while AUTH is required;
 //   - a transaction, MULTI ... EXEC / DISCARD, and WATCH: pinned to one DedicatedConn of the
 //     transaction's shard (transaction.cc);
-//   - a blocking command (BLPOP, BLMOVE, BZPOPMIN, XREAD BLOCK, WAIT ...): a DedicatedConn of its
+//   - a blocking command (BLPOP, BLMOVE, BZPOPMIN, XREAD BLOCK ...): a DedicatedConn of its
 //     key's shard, back to the pool after the reply (session_state.cc);
 //   - subscriptions: subscriber DedicatedConns, one per shard (pubsub.h);
 //   - whole-keyspace commands and CONFIG SET (keyspace_fanout.h), HELLO, AUTH, RESET.
@@ -122,14 +122,18 @@ class SessionState final : public backend::DedicatedOwner {
   // session_state.cc
   Verdict onBlocking(const resp::RequestFrame& frame, std::string_view raw,
                      const resp::CommandInfo& cmd);
-  Verdict onWait(const resp::RequestFrame& frame, std::string_view raw,
-                 const resp::CommandInfo& cmd);
   Verdict onPinnedShard(const resp::RequestFrame& frame, std::string_view raw,
                         const resp::CommandInfo& cmd);
   Verdict onReset(const resp::CommandInfo& cmd);
   Verdict sendOnConn(backend::DedicatedConn** slot, uint16_t shard, const resp::CommandInfo& cmd,
                      std::string_view bytes, bool blocking);
   void releaseIfUnneeded();
+  // The session is done with *slot's connection: released to the pool now when idle, else kept
+  // in retiring_ until its last reply (commands the proxy added itself, such as the UNWATCH of a
+  // DISCARD, may still be in flight). *slot becomes null either way, so the next transaction or
+  // blocking command never inherits a connection of another shard.
+  void retire(backend::DedicatedConn** slot);
+  void releaseNow(backend::DedicatedConn* conn);
 
   // keyspace_fanout.cc
   Verdict onFanout(const resp::RequestFrame& frame, std::string_view raw,
@@ -173,6 +177,7 @@ class SessionState final : public backend::DedicatedOwner {
   backend::DedicatedConn* blocking_ = nullptr;  // the blocking command's
   std::unique_ptr<Subscriptions> subs_;
   std::vector<backend::DedicatedConn*> subscriber_;  // [shard]
+  std::vector<backend::DedicatedConn*> retiring_;    // no longer needed, replies still due
 
   friend class ClientCommands;
 };

@@ -9,6 +9,7 @@
 // DISCARDs on the shard). Any other refusal while queuing aborts it the same way, as Redis does.
 // EXEC, DISCARD and UNWATCH end the need for the connection; it goes back to the pool once it
 // has answered them.
+#include "core/assert.h"
 #include "net/worker.h"
 #include "route/key_slot.h"
 #include "session/client_session.h"
@@ -92,7 +93,7 @@ SessionState::Verdict SessionState::onTransactionCommand(const resp::RequestFram
                      "shardproxy\r\n");
     return Verdict::kHandled;
   }
-  if ((cmd->has(resp::kCmdSession) && name != "unwatch" && name != "wait") ||
+  if ((cmd->has(resp::kCmdSession) && name != "unwatch") ||
       (cmd->has(resp::kCmdLocal) && name != "ping" && name != "echo")) {
     abortTransaction("-ERR Command not allowed inside a transaction\r\n");
     return Verdict::kHandled;
@@ -149,6 +150,9 @@ SessionState::Verdict SessionState::onTransactionCommand(const resp::RequestFram
 }
 
 SessionState::Verdict SessionState::startMulti(std::string* error) {
+  // A pinned connection outlives the transaction that needed it only while WATCH holds it (and
+  // then its shard is the transaction's): retire() drops it otherwise.
+  SP_ASSERT(pinned_ == nullptr || watching_);
   const uint16_t shard = pinned_ != nullptr ? pinned_->shard()
                          : tx_.slot >= 0
                              ? worker().topology().shardOfSlot(static_cast<uint16_t>(tx_.slot))
@@ -225,7 +229,8 @@ SessionState::Verdict SessionState::onExec(std::string_view raw, const resp::Com
   pinned_->send(raw.starts_with("*") ? raw : std::string_view("*1\r\n$4\r\nEXEC\r\n"), request, 0,
                 1, false);
   finish();
-  return Verdict::kHandled;  // the connection goes back to the pool once EXEC is answered
+  releaseIfUnneeded();  // back to the pool once EXEC is answered
+  return Verdict::kHandled;
 }
 
 SessionState::Verdict SessionState::onDiscard(std::string_view raw, const resp::CommandInfo& cmd) {
