@@ -188,13 +188,15 @@ void BackendConn::send(std::string_view bytes, session::PendingRequest* request,
 
 void BackendConn::queue(std::string_view bytes, session::PendingRequest* request, uint32_t fragment,
                         session::OpKind kind) {
+  // The bytes first: when they do not fit in memory (std::bad_alloc, handled by the client's
+  // session), no op is left waiting for a reply to a command that was never sent.
+  out_.append(bytes);
   session::BackendOp* op = worker_.ops().acquire();
   op->request = request;
   op->fragment = fragment;
   op->kind = kind;
   const bool was_empty = fifo_.empty();
   fifo_.push(op);
-  out_.append(bytes);
   stats_.inflight.add();
   if (link_ == Link::kUp) {
     worker_.markDirty(this);
@@ -272,7 +274,10 @@ void BackendConn::onWriteCb(uv_write_t* req, int status) {
 
 void BackendConn::onAllocCb(uv_handle_t* handle, size_t /*suggested*/, uv_buf_t* buf) {
   auto* self = static_cast<BackendConn*>(handle->data);
-  self->in_.ensureWritable(kMinReadSpace);
+  if (!self->in_.tryEnsureWritable(kMinReadSpace)) {
+    *buf = uv_buf_init(nullptr, 0);  // onRead gets UV_ENOBUFS
+    return;
+  }
   *buf = uv_buf_init(self->in_.writePtr(), static_cast<unsigned>(self->in_.writable()));
 }
 
@@ -282,8 +287,9 @@ void BackendConn::onReadCb(uv_stream_t* stream, ssize_t nread, const uv_buf_t* /
 
 void BackendConn::onRead(ssize_t nread) {
   if (nread < 0) {
-    fail(nread == UV_EOF ? "connection closed by the server"
-                         : uv_strerror(static_cast<int>(nread)));
+    fail(nread == UV_EOF       ? "connection closed by the server"
+         : nread == UV_ENOBUFS ? "out of memory for the reply"
+                               : uv_strerror(static_cast<int>(nread)));
     return;
   }
   in_.commit(static_cast<size_t>(nread));

@@ -107,9 +107,9 @@ void DedicatedConn::send(std::string_view bytes, session::PendingRequest* reques
   op.fragment = fragment;
   op.remaining = replies;
   op.blocking = blocking;
+  out_.append(bytes);  // first: a command that did not fit in memory leaves no op behind
   const bool was_empty = ops_.empty();
   ops_.push_back(op);
-  out_.append(bytes);
   if (link_ == Link::kUp) {
     if (was_empty) {
       armTimer();
@@ -166,7 +166,10 @@ void DedicatedConn::onWriteCb(uv_write_t* req, int status) {
 
 void DedicatedConn::onAllocCb(uv_handle_t* handle, size_t /*suggested*/, uv_buf_t* buf) {
   auto* self = static_cast<DedicatedConn*>(handle->data);
-  self->in_.ensureWritable(kMinReadSpace);
+  if (!self->in_.tryEnsureWritable(kMinReadSpace)) {
+    *buf = uv_buf_init(nullptr, 0);  // onRead gets UV_ENOBUFS
+    return;
+  }
   *buf = uv_buf_init(self->in_.writePtr(), static_cast<unsigned>(self->in_.writable()));
 }
 
@@ -179,8 +182,9 @@ void DedicatedConn::onRead(ssize_t nread) {
     return;
   }
   if (nread < 0) {
-    fail(nread == UV_EOF ? "connection closed by the server"
-                         : uv_strerror(static_cast<int>(nread)));
+    fail(nread == UV_EOF       ? "connection closed by the server"
+         : nread == UV_ENOBUFS ? "out of memory for the reply"
+                               : uv_strerror(static_cast<int>(nread)));
     return;
   }
   in_.commit(static_cast<size_t>(nread));

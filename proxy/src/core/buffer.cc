@@ -2,6 +2,7 @@
 #include "core/buffer.h"
 
 #include <algorithm>
+#include <new>
 
 namespace sp {
 
@@ -25,6 +26,15 @@ void Buffer::ensureWritable(size_t n) {
   cap_ = new_cap;
   rpos_ = 0;
   wpos_ = used;
+}
+
+bool Buffer::tryEnsureWritable(size_t n) noexcept {
+  try {
+    ensureWritable(n);
+    return true;
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
 }
 
 BufferPool::~BufferPool() {

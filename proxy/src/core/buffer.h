@@ -26,7 +26,10 @@ class Buffer {
   // Space after the written bytes, for reading from a socket straight into the buffer.
   char* writePtr() { return buf_.get() + wpos_; }
   size_t writable() const { return cap_ - wpos_; }
-  void ensureWritable(size_t n);
+  void ensureWritable(size_t n);  // throws std::bad_alloc, leaving the buffer as it was
+  // ensureWritable for socket allocation callbacks, which must not throw: false when the memory
+  // could not be had (the buffer is unchanged, and its connection should be closed).
+  bool tryEnsureWritable(size_t n) noexcept;
   void commit(size_t n) { wpos_ += n; }
 
   void append(const char* data, size_t n) {

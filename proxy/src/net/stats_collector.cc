@@ -71,7 +71,7 @@ void collectWorkers(const ProxyContext& context, FamilySet* set) {
     }
     set->add("shardproxy_client_connections_closed_total",
              "Client connections closed, by reason (client_closed, quit: after QUIT or a protocol "
-             "error reply, output_limit, max_clients, shutdown, error)",
+             "error reply, output_limit, max_clients, shutdown, out_of_memory, error)",
              kCounter, {{"reason", kCloseReasonNames[r]}}, static_cast<double>(total));
   }
   for (size_t r = 0; r < kParseErrors; ++r) {

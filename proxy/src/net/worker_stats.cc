@@ -19,6 +19,9 @@ CloseReason closeReason(std::string_view why) {
   if (why == "shutdown") {
     return CloseReason::kShutdown;
   }
+  if (why == "out of memory") {
+    return CloseReason::kOutOfMemory;
+  }
   return CloseReason::kError;
 }
 

@@ -136,13 +136,15 @@ enum class CloseReason : uint8_t {
   kOutputLimit,
   kMaxClients,
   kShutdown,
+  kOutOfMemory,
   kError
 };
-inline constexpr size_t kCloseReasons = 6;
+inline constexpr size_t kCloseReasons = 7;
 inline constexpr std::array<std::string_view, kCloseReasons> kCloseReasonNames = {
-    "client_closed", "quit", "output_limit", "max_clients", "shutdown", "error"};
+    "client_closed", "quit", "output_limit", "max_clients", "shutdown", "out_of_memory", "error"};
 // "client closed" -> client_closed, "quit" (QUIT, or after a protocol error reply) -> quit,
-// "output buffer limit", "refused", "shutdown"; anything else (socket errors) -> error.
+// "output buffer limit", "refused", "shutdown", "out of memory" (a request or reply that the
+// memory left could not hold); anything else (socket errors) -> error.
 CloseReason closeReason(std::string_view why);
 
 inline constexpr size_t kParseErrors = static_cast<size_t>(resp::ParseError::kTooDeep) + 1;

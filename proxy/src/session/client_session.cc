@@ -21,6 +21,17 @@ namespace {
 // Reading pauses while this much output waits for a slow client (the hard limit closes it).
 constexpr size_t kOutputPauseBytes = 4u << 20;
 constexpr size_t kMinReadSpace = 16 * 1024;
+constexpr std::string_view kOutOfMemory = "out of memory";  // close reason: out_of_memory
+
+// Copies a reply that must wait for the replies before it; false when there is no memory for it.
+bool holdReply(std::string* slot, std::string_view reply) noexcept {
+  try {
+    slot->assign(reply);
+    return true;
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+}
 
 std::string commandLabel(std::string_view name) {
   std::string out(name);
@@ -53,10 +64,17 @@ void ClientSession::refuseConnection(std::string_view error_line) {
 void ClientSession::onAllocCb(uv_handle_t* handle, size_t /*suggested*/, uv_buf_t* buf) {
   auto* self = static_cast<ClientSession*>(handle->data);
   if (self->in_ != nullptr && !self->in_->empty()) {
-    size_t need = self->parser_.bytesNeeded();
-    size_t have = self->in_->size();
-    size_t want = need > have ? need - have : 0;
-    self->in_->ensureWritable(std::max(want, kMinReadSpace));
+    // Room for the rest of the request, but never more than the bytes already here: a length
+    // read off the wire is only a claim, and memory follows the bytes that actually arrive (a
+    // client that declares a 512 MB bulk and sends 10 bytes costs 16 KB, not 512 MB).
+    const size_t need = self->parser_.bytesNeeded();
+    const size_t have = self->in_->size();
+    const size_t rest = need > have ? need - have : 0;
+    const size_t want = std::max(std::min(rest, have), kMinReadSpace);
+    if (!self->in_->tryEnsureWritable(want)) {
+      *buf = uv_buf_init(nullptr, 0);  // onRead gets UV_ENOBUFS and closes this client
+      return;
+    }
     *buf = uv_buf_init(self->in_->writePtr(), static_cast<unsigned>(self->in_->writable()));
     return;
   }
@@ -70,15 +88,30 @@ void ClientSession::onReadCb(uv_stream_t* stream, ssize_t nread, const uv_buf_t*
 
 void ClientSession::onRead(ssize_t nread, const uv_buf_t* buf) {
   if (nread < 0) {
-    close(nread == UV_EOF ? "client closed" : uv_strerror(static_cast<int>(nread)));
+    close(nread == UV_EOF       ? "client closed"
+          : nread == UV_ENOBUFS ? kOutOfMemory
+                                : uv_strerror(static_cast<int>(nread)));
     return;
   }
   if (nread == 0 || closing_) {
     return;
   }
-  worker_.stats().bytes_in.add(static_cast<uint64_t>(nread));
+  // A request or a reply too large for the memory left closes this client only; nothing thrown
+  // may cross libuv's C frames, and no other client or shard connection is touched.
+  try {
+    consumeInput(static_cast<size_t>(nread), buf);
+  } catch (const std::bad_alloc&) {
+    if (worker_.logLimiter().allow()) {
+      spdlog::warn("worker {}: client {} closed: out of memory", worker_.index(), id_);
+    }
+    close(kOutOfMemory);
+  }
+}
+
+void ClientSession::consumeInput(size_t nread, const uv_buf_t* buf) {
+  worker_.stats().bytes_in.add(nread);
   if (buf->base == worker_.readBuffer()) {
-    std::string_view data(buf->base, static_cast<size_t>(nread));
+    std::string_view data(buf->base, nread);
     size_t used = processInput(data);
     if (used < data.size() && !input_stopped_ && !closing_) {
       in_ = worker_.buffers().acquire();
@@ -86,7 +119,7 @@ void ClientSession::onRead(ssize_t nread, const uv_buf_t* buf) {
     }
     return;
   }
-  in_->commit(static_cast<size_t>(nread));
+  in_->commit(nread);
   size_t used = processInput(in_->view());
   if (in_ != nullptr) {
     in_->consume(used);
@@ -241,7 +274,6 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
     onBackendReply(worker_, request, 0, conn.ejectedError());
     return;
   }
-  request->outstanding = 1;
   std::string_view bytes = raw;
   if (frame.is_inline) {
     std::string& command = worker_.scratchCommand();
@@ -253,6 +285,9 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
     request->sent.emplace_back(bytes);  // kept to follow a MOVED/ASK redirect
   }
   conn.send(bytes, request, 0);
+  // Outstanding only once sent: when a copy above runs out of memory, close() finds a request
+  // that nothing else refers to and releases it.
+  request->outstanding = 1;
 }
 
 void ClientSession::onBackendReply(net::Worker& worker, PendingRequest* request, uint32_t fragment,
@@ -273,12 +308,18 @@ void ClientSession::onBackendReply(net::Worker& worker, PendingRequest* request,
       owner->drainCompleted();
       return;
     }
-    request->reply.assign(reply);
+    if (!holdReply(&request->reply, reply)) {
+      owner->close(kOutOfMemory);  // releases the request
+      return;
+    }
     request->done = true;
     return;
   }
   SP_ASSERT(fragment < request->fragment_replies.size() && request->outstanding > 0);
-  request->fragment_replies[fragment].assign(reply);
+  if (owner != nullptr && !holdReply(&request->fragment_replies[fragment], reply)) {
+    owner->close(kOutOfMemory);  // the request is orphaned: the other fragments release it
+    owner = nullptr;
+  }
   if (--request->outstanding > 0) {
     return;
   }
@@ -288,7 +329,12 @@ void ClientSession::onBackendReply(net::Worker& worker, PendingRequest* request,
     worker.requests().release(request);
     return;
   }
-  mergeReplies(request);
+  try {
+    mergeReplies(request);
+  } catch (const std::bad_alloc&) {
+    owner->close(kOutOfMemory);  // releases the request
+    return;
+  }
   observeCompletion(worker, *request, request->reply);
   request->done = true;
   if (owner->fifo_.front() == request) {
@@ -378,8 +424,15 @@ void ClientSession::drainCompleted() {
 }
 
 void ClientSession::appendOutput(std::string_view bytes) {
+  if (closing_) {
+    return;
+  }
   if (out_ == nullptr) {
     out_ = worker_.buffers().acquire();
+  }
+  if (!out_->tryEnsureWritable(bytes.size())) {
+    close(kOutOfMemory);  // the reply cannot be held: this client goes, the shard's pipeline stays
+    return;
   }
   out_->append(bytes);
   if (!dirty) {

@@ -78,7 +78,8 @@ class ClientSession {
   static void onCloseCb(uv_handle_t* handle);
 
   void onRead(ssize_t nread, const uv_buf_t* buf);
-  size_t processInput(std::string_view data);  // returns bytes consumed
+  void consumeInput(size_t nread, const uv_buf_t* buf);  // onRead's work; may throw bad_alloc
+  size_t processInput(std::string_view data);            // returns bytes consumed
   void dispatch(const resp::RequestFrame& frame, std::string_view raw);
   void replyNow(std::string_view reply, bool close_after = false);
   void refuse(std::string_view error_line);  // "-ERR ...\r\n" counted as refused
