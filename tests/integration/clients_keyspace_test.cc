@@ -220,6 +220,44 @@ TEST_F(KeyspaceTest, ScriptsRoutedByTheirKeys) {
   EXPECT_EQ(cmd({"FUNCTION", "FLUSH"}), "OK");
 }
 
+// A script or function called with no keys runs on one shard, so one that can reach the keyspace
+// is refused (it would read nil for keys elsewhere) unless keyless_scripts names a shard for it.
+TEST_F(KeyspaceTest, KeylessScriptsThatReachTheKeyspaceAreRefused) {
+  if (directMode()) {
+    GTEST_SKIP() << "proxy policy";
+  }
+  start(4);
+  constexpr const char* kRefused =
+      "(error) ERR a script or function called with no keys runs on one shard of shardproxy's";
+  const std::string elsewhere = keyOnShard(2, 4, "keyless");
+  ASSERT_EQ(cmd({"SET", elsewhere, "v"}), "OK");
+  const std::string get = "return redis.call('get','" + elsewhere + "')";
+  EXPECT_EQ(cmd({"EVAL", get, "0"}).rfind(kRefused, 0), 0u);
+  EXPECT_EQ(cmd({"EVAL_RO", "return redis.pcall('dbsize')", "0"}).rfind(kRefused, 0), 0u);
+  const std::string sha = cmd({"SCRIPT", "LOAD", "return 7"});
+  EXPECT_EQ(cmd({"EVALSHA", sha, "0"}).rfind(kRefused, 0), 0u);  // its body is not seen
+  EXPECT_EQ(cmd({"FCALL", "anything", "0"}).rfind(kRefused, 0), 0u);
+  // Scripts that cannot reach the keyspace, and those that declare their keys, run as before.
+  EXPECT_EQ(cmd({"EVAL", "return 42", "0"}), "(integer) 42");
+  EXPECT_EQ(cmd({"EVAL", "return redis.call('get', KEYS[1])", "1", elsewhere}), "v");
+  // Inside MULTI, the refusal aborts the transaction like any other.
+  EXPECT_EQ(cmd({"MULTI"}), "OK");
+  EXPECT_EQ(cmd({"EVAL", get, "0"}).rfind(kRefused, 0), 0u);
+  EXPECT_EQ(cmd({"EXEC"}), "(error) EXECABORT Transaction discarded because of previous errors.");
+}
+
+TEST_F(KeyspaceTest, KeylessScriptsRunOnTheConfiguredShard) {
+  if (directMode()) {
+    GTEST_SKIP() << "proxy configuration";
+  }
+  TempDir dir;
+  start(4, {"--config", writeFile(dir, "keyless.yaml", "keyless_scripts: shard2\n")});
+  const std::string there = keyOnShard(2, 4, "there");
+  ASSERT_EQ(cmd({"SET", there, "v"}), "OK");
+  EXPECT_EQ(cmd({"EVAL", "return redis.call('get','" + there + "')", "0"}), "v");
+  EXPECT_EQ(cmd({"EVAL", "return redis.call('dbsize')", "0"}), "(integer) 1");
+}
+
 TEST_F(KeyspaceTest, DenyCommandsAndConfigSet) {
   if (directMode()) {
     GTEST_SKIP() << "proxy configuration";

@@ -38,6 +38,7 @@ class Validator {
     checkScalars(c);
     checkHealth(c);
     checkAuth(c);
+    checkKeylessScripts(c);
     checkCluster(c);
     if (c.cluster_mode) {
       return std::move(errors_);
@@ -126,6 +127,24 @@ class Validator {
                   "' (a command name, or \"container subcommand\" such as \"config set\")");
       }
     }
+  }
+
+  // keyless_scripts: "refuse" or a shard of the shards list (a cluster's nodes have no names).
+  void checkKeylessScripts(const Config& c) {
+    if (c.keyless_scripts == "refuse") {
+      return;
+    }
+    if (c.cluster_mode) {
+      error("keyless_scripts", "must be \"refuse\" in cluster mode (cluster nodes have no names)");
+      return;
+    }
+    for (const ShardConfig& shard : c.shards) {
+      if (shard.name == c.keyless_scripts) {
+        return;
+      }
+    }
+    error("keyless_scripts",
+          "'" + c.keyless_scripts + "' is neither \"refuse\" nor the name of a shard in shards");
   }
 
   // "flushall", "CONFIG SET" or "config|set": a command or subcommand of the command table.

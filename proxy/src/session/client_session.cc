@@ -14,6 +14,7 @@
 #include "session/fanout.h"
 #include "session/local_commands.h"
 #include "session/request_observer.h"
+#include "session/session_checks.h"
 
 namespace sp::session {
 namespace {
@@ -31,12 +32,6 @@ bool holdReply(std::string* slot, std::string_view reply) noexcept {
   } catch (const std::bad_alloc&) {
     return false;
   }
-}
-
-std::string commandLabel(std::string_view name) {
-  std::string out(name);
-  std::replace(out.begin(), out.end(), '|', ' ');
-  return out;
 }
 
 }  // namespace
@@ -251,6 +246,13 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
   if (plan.kind == route::RouteKind::kCrossSlot) {
     refuse("-CROSSSLOT Keys in request don't hash to the same slot\r\n");
     return;
+  }
+  if (plan.kind == route::RouteKind::kNoKeys) {
+    std::string error;
+    if (keylessScript(*cmd, args, worker_.config(), &plan.shard, &error) && !error.empty()) {
+      refuse(error);
+      return;
+    }
   }
   PendingRequest* request = worker_.requests().acquire();
   request->owner = this;

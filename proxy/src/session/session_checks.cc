@@ -52,4 +52,33 @@ std::string requestError(const resp::CommandInfo* cmd, std::span<const std::stri
   return {};
 }
 
+bool keylessScript(const resp::CommandInfo& cmd, std::span<const std::string_view> args,
+                   const config::Config& config, uint16_t* shard, std::string* error) {
+  const std::string_view name = cmd.name;
+  const bool eval = name == "eval" || name == "eval_ro";
+  if (!eval && name != "evalsha" && name != "evalsha_ro" && name != "fcall" && name != "fcall_ro") {
+    return false;
+  }
+  if (args.size() < 3 || args[2] != "0") {
+    return false;  // keys declared, or a numkeys that the shard will refuse in its own words
+  }
+  *shard = 0;
+  if (eval && args[1].find("call") == std::string_view::npos) {
+    return true;  // cannot reach the keyspace: any shard gives the same answer
+  }
+  if (config.keyless_scripts == "refuse") {
+    *error =
+        "-ERR a script or function called with no keys runs on one shard of shardproxy's and "
+        "would not see keys on the others: pass the keys it uses as arguments (numkeys > 0), "
+        "or set keyless_scripts to the name of a shard to run such calls there\r\n";
+    return true;
+  }
+  for (size_t i = 0; i < config.shards.size(); ++i) {
+    if (config.shards[i].name == config.keyless_scripts) {
+      *shard = static_cast<uint16_t>(i);
+    }
+  }
+  return true;
+}
+
 }  // namespace sp::session

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "config/config.h"
 #include "resp/command_table.h"
 
 namespace sp::session {
@@ -23,6 +24,15 @@ std::string arityError(const resp::CommandInfo& cmd);
 // The refusal for an unknown command or subcommand, a wrong arity, a partial key group of a split
 // command or an unsupported command; empty when the request passes.
 std::string requestError(const resp::CommandInfo* cmd, std::span<const std::string_view> args);
+
+// A script or function called with no keys (EVAL body 0, EVALSHA sha 0, FCALL name 0 and their
+// _RO forms) runs on a single shard and would read nil for, or write beside, a key that lives on
+// another. Unless the configuration names a shard for them (keyless_scripts), those that may reach
+// the keyspace are refused: an EVAL whose body mentions call (redis.call, redis.pcall) and every
+// EVALSHA and FCALL, whose bodies the proxy does not see. Returns false for a command that is not
+// such a call. Otherwise true, with *error set (a refusal) or *shard (where it runs).
+bool keylessScript(const resp::CommandInfo& cmd, std::span<const std::string_view> args,
+                   const config::Config& config, uint16_t* shard, std::string* error);
 
 // "config|set" -> "config set", as errors name commands.
 std::string commandLabel(std::string_view name);

@@ -104,6 +104,15 @@ SessionState::Verdict SessionState::onTransactionCommand(const resp::RequestFram
     abortTransaction(arityError(*cmd));
     return Verdict::kHandled;
   }
+  if (keys.empty()) {
+    // A keyless script inside MULTI runs on the transaction's shard: refused the same way.
+    uint16_t shard = 0;
+    std::string error;
+    if (keylessScript(*cmd, args, worker().config(), &shard, &error) && !error.empty()) {
+      abortTransaction(error);
+      return Verdict::kHandled;
+    }
+  }
   const int32_t slot = slotOfKeys(args, keys);
   if (slot == -2 || (slot >= 0 && tx_.slot >= 0 && slot != tx_.slot)) {
     abortTransaction(kCrossSlotError);

@@ -57,6 +57,7 @@ TEST(ConfigDefaultsTest, ProxyYamlDocumentsTheStructDefaults) {
   EXPECT_FALSE(loaded.auth.required());
   EXPECT_EQ(loaded.deny_commands, d.deny_commands);
   EXPECT_EQ(loaded.allow_config_set, d.allow_config_set);
+  EXPECT_EQ(loaded.keyless_scripts, d.keyless_scripts);
   EXPECT_EQ(loaded.limits.max_bulk_len, d.limits.max_bulk_len);
   EXPECT_EQ(loaded.limits.max_array_len, d.limits.max_array_len);
   EXPECT_EQ(loaded.limits.max_inline_len, d.limits.max_inline_len);
@@ -127,7 +128,8 @@ TEST(ConfigDefaultsTest, ProxyYamlListsEveryKey) {
                           "read_only:",
                           "admin:",
                           "deny_commands:",
-                          "allow_config_set:"}) {
+                          "allow_config_set:",
+                          "keyless_scripts:"}) {
     EXPECT_NE(text.find(key), std::string::npos) << key;
   }
 }

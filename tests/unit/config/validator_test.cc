@@ -33,6 +33,27 @@ TEST(ValidatorTest, DefaultsWithShardsAreValid) {
   EXPECT_TRUE(errors.empty()) << dump(errors);
 }
 
+TEST(ValidatorTest, KeylessScriptsNameAShardOrRefuse) {
+  Config c = twoShards();
+  c.keyless_scripts = "b";
+  EXPECT_TRUE(validate(c).empty()) << dump(validate(c));
+  c.keyless_scripts = "nowhere";
+  auto errors = validate(c);
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  EXPECT_EQ(errors[0].toString(),
+            "keyless_scripts: 'nowhere' is neither \"refuse\" nor the name of a shard in shards");
+  c.keyless_scripts = "refuse";
+  EXPECT_TRUE(validate(c).empty()) << dump(validate(c));
+}
+
+TEST(ValidatorTest, KeylessScriptsMustRefuseInClusterMode) {
+  Config c;
+  c.cluster_mode = true;
+  c.cluster_seeds = {Endpoint{"127.0.0.1", 7000}};
+  c.keyless_scripts = "a";
+  EXPECT_TRUE(hasError(validate(c), "keyless_scripts", "must be \"refuse\" in cluster mode"));
+}
+
 TEST(ValidatorTest, ZeroShards) {
   Config c;
   auto errors = validate(c);
