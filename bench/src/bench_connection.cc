@@ -225,16 +225,12 @@ void BenchConnection::buildRequest(uint64_t now) {
       offset = data_rng_.below(w.filler.size() - w.data_max + 1);
     }
     if (verify_ != nullptr && cmd.kind == OpKind::kSet) {
-      f.seq = verify_->takeSeq();
-      verify_->last_seq[f.key_index] = f.seq;
+      f.seq = verify_->takeSeq();  // the key's state changes when the reply comes
       const size_t head = Verifier::writeHeader(header_, args.key, ctx.run_id, f.seq);
       args.data_head = std::string_view(header_, head);
       len = len > head ? static_cast<uint32_t>(len - head) : 0;
     }
     args.data_fill = std::string_view(w.filler.data() + offset, len);
-  }
-  if (verify_ != nullptr && cmd.kind == OpKind::kGet) {
-    f.seq = verify_->last_seq[f.key_index];
   }
   f.bytes_tx = static_cast<uint32_t>(cmd.tmpl.expand(out_, args));
   issued_++;
@@ -379,7 +375,17 @@ void BenchConnection::onReply(std::string_view reply, const resp::ReplyInfo& inf
       msg.remove_suffix(1);
     }
     s.errors.add(errorKind(reply), 1, msg);
+    if (verify_ != nullptr && cmd.kind == OpKind::kSet) {
+      verify_->onSetUnknown(f.key_index, f.seq);  // "unavailable" may still have been applied
+    }
     return;
+  }
+  if (cmd.kind == OpKind::kSet && verify_ != nullptr) {
+    if (info.type == '+') {  // SET <key> <data> answers +OK or an error
+      verify_->onSetAcked(f.key_index, f.seq);
+    } else {
+      verify_->onSetUnknown(f.key_index, f.seq);
+    }
   }
   if (cmd.kind != OpKind::kGet) {
     return;
@@ -400,11 +406,15 @@ void BenchConnection::onReply(std::string_view reply, const resp::ReplyInfo& inf
   const PhaseContext& ctx = thread_->ctx();
   const uint64_t key = KeyOwnership::keyOf(ctx.workload->keys, slot_, ctx.total_slots, f.key_index);
   std::string why;
-  switch (Verifier::check(is_null, payload, key, ctx.run_id, f.seq, &why)) {
+  switch (verify_->onGet(f.key_index, is_null, payload, key, ctx.run_id,
+                         ctx.options->verify_allow_loss, &why)) {
     case VerifyResult::kOk:
       break;
     case VerifyResult::kUnverified:
       thread_->counters().verify_unverified++;
+      break;
+    case VerifyResult::kLost:
+      thread_->counters().verify_lost++;
       break;
     case VerifyResult::kMismatch:
       thread_->recordMismatch("GET of key number " + std::to_string(key) + " (connection " +
@@ -436,7 +446,8 @@ void BenchConnection::onLost(const char* what) {
     return;
   }
   thread_->counters().closed_by_server++;
-  // Requests in flight never got a reply: count them as errors, and forget what lost SETs wrote.
+  // Requests in flight never got a reply: count them as errors; lost SETs may or may not have
+  // been applied.
   uint64_t lost = 0;
   for (size_t i = 0; i < count_; ++i) {
     const InFlight& f = ring_[(head_ + i) % ring_.size()];
@@ -446,7 +457,7 @@ void BenchConnection::onLost(const char* what) {
     lost++;
     thread_->statsFor(f.command).errors.add("CONNECTION_LOST", 1, what);
     if (verify_ != nullptr && thread_->ctx().phase->commands[f.command].kind == OpKind::kSet) {
-      verify_->last_seq[f.key_index] = VerifySlot::kUnknown;
+      verify_->onSetUnknown(f.key_index, f.seq);
     }
   }
   count_ = 0;

@@ -49,7 +49,7 @@ class BenchConnection {
     uint64_t start_ns;   // latency origin: intended send time under --rate, else send time
     uint64_t sent_ns;    // when it was built for sending (request timeout)
     uint64_t key_index;  // --verify: index among the keys this connection owns
-    uint32_t seq;        // --verify: seq written (SET) or expected (GET)
+    uint32_t seq;        // --verify: seq written (SET)
     uint32_t bytes_tx;
     uint16_t command;  // index into the phase's commands, or kHandshake
   };

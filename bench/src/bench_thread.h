@@ -46,6 +46,7 @@ struct ThreadCounters {
   uint64_t closed_by_server = 0;  // connections the server closed during the run
   uint64_t verify_mismatches = 0;
   uint64_t verify_unverified = 0;
+  uint64_t verify_lost = 0;  // --verify-allow-loss: nil reads of acknowledged writes
   std::vector<std::string> verify_messages;  // the first few mismatches
 };
 

@@ -45,6 +45,7 @@ void mergeRuns(RunRecord* into, const RunRecord& other) {
   s.verify = s.verify || other.summary.verify;
   s.verify_mismatches += other.summary.verify_mismatches;
   s.verify_unverified += other.summary.verify_unverified;
+  s.verify_lost += other.summary.verify_lost;
   for (const auto& m : other.summary.verify_messages) {
     if (s.verify_messages.size() < 20) {
       s.verify_messages.push_back(m);

@@ -361,6 +361,11 @@ std::vector<Flag> flagTable(ParseState& st) {
     o.verify = true;
     return true;
   });
+  add({"--verify-allow-loss"}, "--verify-allow-loss", false,
+      [](Options& o, const std::string&, std::string*) {
+        o.verify_allow_loss = true;
+        return true;
+      });
   add({"--verify-print"}, "--verify-print", true,
       [](Options& o, const std::string& v, std::string* e) {
         return parseInt(v, "--verify-print", 0, 1000000, &o.verify_print, e);
@@ -573,6 +578,10 @@ bool parseOptions(const std::vector<std::string>& args, Options* out, std::strin
   if (!st.keepalive) {
     o.reconnect_interval = 1;
   }
+  if (o.verify_allow_loss && !o.verify) {
+    *error = "--verify-allow-loss needs --verify";
+    return false;
+  }
   if (o.verify) {
     if (!o.has_key_range) {
       *error =
@@ -681,7 +690,12 @@ Checking:
       --verify              every SET value carries its key number and a sequence number and
                             every GET checks it against the last value the same connection wrote
                             (each connection owns its own keys); mismatches are counted, the
-                            first ones printed, and the exit status is 3
+                            first ones printed, and the exit status is 3. A SET answered with an
+                            error (or never answered) leaves its key unknown until the next +OK:
+                            reads of it are counted as unverified unless no write could explain
+                            them
+      --verify-allow-loss   with --verify, shards may lose data (restarted empty, eviction): a
+                            nil read of an acknowledged write counts as lost, not as a mismatch
       --verify-print N      how many mismatches to print (default 5)
 
 Output:

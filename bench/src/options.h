@@ -67,6 +67,7 @@ struct Options {
   // --verify.
   bool verify = false;
   uint32_t verify_print = 5;
+  bool verify_allow_loss = false;  // a nil for an acknowledged write is "lost", not a mismatch
 
   // Output.
   bool quiet = false;

@@ -140,9 +140,12 @@ void printProblems(FILE* out, const std::vector<PhaseResult>& phases, const RunS
     }
   }
   if (summary.verify) {
-    std::fprintf(out, "Verify: %llu mismatches, %llu reads of keys this run never wrote\n",
+    std::fprintf(out,
+                 "Verify: %llu mismatches, %llu unverified reads (no single expected value), "
+                 "%llu lost writes\n",
                  static_cast<unsigned long long>(summary.verify_mismatches),
-                 static_cast<unsigned long long>(summary.verify_unverified));
+                 static_cast<unsigned long long>(summary.verify_unverified),
+                 static_cast<unsigned long long>(summary.verify_lost));
     for (const auto& m : summary.verify_messages) {
       std::fprintf(out, "  mismatch: %s\n", m.c_str());
     }

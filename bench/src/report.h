@@ -18,7 +18,8 @@ struct RunSummary {
   uint64_t closed_by_server = 0;
   bool verify = false;
   uint64_t verify_mismatches = 0;
-  uint64_t verify_unverified = 0;
+  uint64_t verify_unverified = 0;  // reads with no single expected value
+  uint64_t verify_lost = 0;        // --verify-allow-loss: acknowledged writes read back as nil
   std::vector<std::string> verify_messages;
 };
 

@@ -134,6 +134,8 @@ std::string toJson(const RunRecord& run) {
   u64(out, "mismatches", run.summary.verify_mismatches);
   out += ", ";
   u64(out, "unverified", run.summary.verify_unverified);
+  out += ", ";
+  u64(out, "lost", run.summary.verify_lost);
   out += ", \"messages\": [";
   for (size_t i = 0; i < run.summary.verify_messages.size(); ++i) {
     out += i ? ", " : "";
@@ -185,6 +187,7 @@ bool fromJson(std::string_view text, RunRecord* out, std::string* error) {
   run.summary.verify = doc["verify"]["enabled"].asBool();
   run.summary.verify_mismatches = doc["verify"]["mismatches"].asU64();
   run.summary.verify_unverified = doc["verify"]["unverified"].asU64();
+  run.summary.verify_lost = doc["verify"]["lost"].asU64();  // absent in older files: 0
   for (const auto& m : doc["verify"]["messages"].elements()) {
     run.summary.verify_messages.push_back(m.asString());
   }

@@ -122,8 +122,7 @@ RunOutput Runner::run() {
   if (o_.verify) {
     verify_.resize(o_.clients_total);
     for (uint32_t s = 0; s < o_.clients_total; ++s) {
-      verify_[s].last_seq.assign(KeyOwnership::partitionSize(w_.keys, s, o_.clients_total),
-                                 VerifySlot::kNeverWritten);
+      verify_[s].keys.assign(KeyOwnership::partitionSize(w_.keys, s, o_.clients_total), KeyState{});
     }
     base_.verify = &verify_;
   }
@@ -345,6 +344,7 @@ PhaseOutcome Runner::runPhase(const Phase& phase) {
     summary_.closed_by_server += tc.closed_by_server;
     summary_.verify_mismatches += tc.verify_mismatches;
     summary_.verify_unverified += tc.verify_unverified;
+    summary_.verify_lost += tc.verify_lost;
     for (const auto& m : tc.verify_messages) {
       if (summary_.verify_messages.size() < o_.verify_print) {
         summary_.verify_messages.push_back(m);

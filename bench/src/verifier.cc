@@ -60,51 +60,75 @@ size_t Verifier::writeHeader(char* buf, uint64_t key, uint32_t run_id, uint32_t 
   return static_cast<size_t>(p - buf);
 }
 
-VerifyResult Verifier::check(bool is_null, std::string_view payload, uint64_t key, uint32_t run_id,
-                             uint32_t expected, std::string* why) {
-  Header h;
-  const bool parsed = !is_null && parseHeader(payload, &h);
-  if (expected == VerifySlot::kNeverWritten || expected == VerifySlot::kUnknown) {
-    if (is_null) {
-      return VerifyResult::kOk;
+VerifyResult Verifier::check(const KeyState& state, bool is_null, std::string_view payload,
+                             uint64_t key, uint32_t run_id, bool allow_loss, std::string* why) {
+  const uint32_t acked = state.acked;
+  const bool has_acked = acked != KeyState::kNone;
+  // What this connection may have left in the key, as text for the messages.
+  auto expected = [&] {
+    std::string out;
+    if (has_acked) {
+      out = "seq " + std::to_string(acked);
     }
-    if (parsed && h.key != key) {
-      *why = "holds the value of key " + std::to_string(h.key) + " ('" + preview(payload) + "')";
-      return VerifyResult::kMismatch;
+    if (!state.known()) {
+      out += (has_acked ? ", or one of the writes of unknown outcome up to seq "
+                        : "one of the writes of unknown outcome up to seq ") +
+             std::to_string(state.unknown);
     }
-    if (parsed && h.run == run_id && expected == VerifySlot::kNeverWritten) {
-      *why = "holds a value of this run that this run never wrote to it (seq " +
-             std::to_string(h.seq) + ")";
-      return VerifyResult::kMismatch;
-    }
-    return parsed && expected == VerifySlot::kUnknown ? VerifyResult::kOk
-                                                      : VerifyResult::kUnverified;
-  }
+    return out.empty() ? std::string("nothing written") : out;
+  };
   if (is_null) {
-    *why = "is missing (expected the write with seq " + std::to_string(expected) + ")";
+    if (!has_acked) {
+      return state.known() ? VerifyResult::kOk : VerifyResult::kUnverified;
+    }
+    if (allow_loss) {
+      return VerifyResult::kLost;
+    }
+    *why = "is missing (expected " + expected() + "): an acknowledged write was lost";
     return VerifyResult::kMismatch;
   }
-  if (!parsed) {
-    *why = "holds a foreign value '" + preview(payload) + "' (expected seq " +
-           std::to_string(expected) + ")";
+  Header h;
+  if (!parseHeader(payload, &h)) {
+    if (!has_acked) {
+      return VerifyResult::kUnverified;  // left by another tool: nothing of ours to compare
+    }
+    *why = "holds a foreign value '" + preview(payload) + "' (expected " + expected() + ")";
     return VerifyResult::kMismatch;
   }
   if (h.key != key) {
-    *why = "holds the value of key " + std::to_string(h.key) + " (expected seq " +
-           std::to_string(expected) + ")";
+    *why = "holds the value of key " + std::to_string(h.key) + " ('" + preview(payload) +
+           "', expected " + expected() + ")";
     return VerifyResult::kMismatch;
   }
   if (h.run != run_id) {
-    *why = "holds a value from another run (expected seq " + std::to_string(expected) + ")";
+    if (!has_acked) {
+      return VerifyResult::kUnverified;  // left by another run
+    }
+    *why =
+        "holds a value from another run ('" + preview(payload) + "', expected " + expected() + ")";
     return VerifyResult::kMismatch;
   }
-  if (h.seq != expected) {
-    *why = std::string(h.seq < expected ? "holds a stale value" : "holds a later value") +
-           " (seq " + std::to_string(h.seq) + ", expected " + std::to_string(expected) +
+  if (has_acked && h.seq == acked) {
+    return state.known() ? VerifyResult::kOk : VerifyResult::kUnverified;
+  }
+  // The writes of unknown outcome since the last acked one are the seqs in (acked, unknown];
+  // seqs wrap at 2^32, so the range is measured modulo 2^32.
+  if (!state.known() && h.seq - acked - 1u < state.unknown - acked) {
+    return VerifyResult::kUnverified;
+  }
+  if (!has_acked && state.known()) {
+    *why =
+        "holds a value of this run that this connection never wrote to it, or that was read "
+        "back as lost (seq " +
+        std::to_string(h.seq) + ")";
+  } else if (has_acked && h.seq < acked) {
+    *why = "holds a stale value (seq " + std::to_string(h.seq) + ", expected " + expected() +
            "): lost or misordered write or reply";
-    return VerifyResult::kMismatch;
+  } else {
+    *why = "holds a later value (seq " + std::to_string(h.seq) + ", expected " + expected() +
+           "): one this connection had not written to it before this read";
   }
-  return VerifyResult::kOk;
+  return VerifyResult::kMismatch;
 }
 
 }  // namespace sp::bench

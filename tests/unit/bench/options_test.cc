@@ -231,6 +231,10 @@ TEST(OptionsTest, VerifyNeedsOwnedKeys) {
   Options o = ok({"-t", "set,get", "-r", "1000", "--verify"});
   EXPECT_TRUE(o.verify);
   EXPECT_TRUE(ok({"--verify", "--ratio=1:1"}).verify);  // memtier mode has a default range
+  EXPECT_FALSE(o.verify_allow_loss);
+  EXPECT_TRUE(ok({"--verify", "--verify-allow-loss", "--ratio=1:1"}).verify_allow_loss);
+  EXPECT_NE(bad({"--verify-allow-loss", "--ratio=1:1"}).find("--verify-allow-loss needs --verify"),
+            std::string::npos);
 }
 
 TEST(OptionsTest, HelpListsEveryFlag) {
@@ -275,6 +279,7 @@ TEST(OptionsTest, HelpListsEveryFlag) {
                            "--seed",
                            "--verify",
                            "--verify-print",
+                           "--verify-allow-loss",
                            "-q,",
                            "--csv",
                            "--json-out-file",

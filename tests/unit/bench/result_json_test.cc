@@ -54,6 +54,8 @@ RunRecord sampleRun(uint64_t seed) {
   run.summary.connections = 50;
   run.summary.verify = true;
   run.summary.verify_mismatches = 1;
+  run.summary.verify_unverified = 4;
+  run.summary.verify_lost = 2;
   run.summary.verify_messages = {"GET of key number 3: stale"};
   Rng rng(seed);
   for (const char* name : {"SET", "GET"}) {
@@ -88,6 +90,8 @@ TEST(ResultJsonTest, RoundTripsExactly) {
   EXPECT_EQ(back.command_line, run.command_line);
   EXPECT_EQ(back.summary.connections, 50u);
   EXPECT_EQ(back.summary.verify_mismatches, 1u);
+  EXPECT_EQ(back.summary.verify_unverified, 4u);
+  EXPECT_EQ(back.summary.verify_lost, 2u);
   EXPECT_EQ(back.summary.verify_messages, run.summary.verify_messages);
   ASSERT_EQ(back.phases.size(), 2u);
   for (size_t p = 0; p < 2; ++p) {
@@ -144,6 +148,7 @@ TEST(MergeTest, TwoRunsDoubleTheCountsAndMergeHistograms) {
   }
   EXPECT_EQ(merged.summary.connections, 100u);
   EXPECT_EQ(merged.summary.verify_mismatches, 2u);
+  EXPECT_EQ(merged.summary.verify_lost, 4u);
 }
 
 TEST(MergeTest, PhasesAndRowsMissingFromOneRunAreKept) {
