@@ -263,6 +263,30 @@ TEST_F(TransactionTest, TransactionAfterDiscardRunsOnItsOwnShard) {
   }
 }
 
+// A WATCH whose shard restarts (empty) is lost with its connection: the next EXEC must not run as
+// if the watched key had not changed. redis-server answers nil there; the proxy cannot tell, so
+// it refuses.
+TEST_F(TransactionTest, WatchLostWithItsShardFailsTheExec) {
+  if (env_->direct()) {
+    GTEST_SKIP() << "proxy-only: a shard restart";
+  }
+  const std::string key = keyOnShard(1, kShards, "lost");
+  ASSERT_EQ(cmd({"SET", key, "before"}), "OK");
+  ASSERT_EQ(cmd({"WATCH", key}), "OK");
+  env_->shards()[1]->kill9();
+  env_->shards()[1]->restart();
+  Client other(env_->port());
+  ASSERT_TRUE(eventually([&] { return other.cmd({"SET", key + "probe", "1"}) == "OK"; }));
+  EXPECT_EQ(cmd({"MULTI"}), "OK");
+  cmd({"SET", key, "after"});  // QUEUED, or refused: either way EXEC must not commit it
+  EXPECT_EQ(cmd({"EXEC"}).rfind("(error) EXECABORT Transaction discarded", 0), 0u);
+  EXPECT_EQ(other.cmd({"GET", key}), "(nil)");
+  // The lost WATCH is gone with that EXEC: the next transaction runs.
+  EXPECT_EQ(cmd({"MULTI"}), "OK");
+  EXPECT_EQ(cmd({"SET", key, "again"}), "QUEUED");
+  EXPECT_EQ(cmd({"EXEC"}), "[OK]");
+}
+
 TEST_F(TransactionTest, DedicatedConnectionsAreReleased) {
   if (env_->direct()) {
     GTEST_SKIP() << "proxy-only";

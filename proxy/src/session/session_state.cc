@@ -285,8 +285,7 @@ SessionState::Verdict SessionState::onReset(const resp::CommandInfo& /*cmd*/) {
   }
   onClose();  // every dedicated connection goes, as if the client had reconnected
   tx_.reset();
-  watching_ = false;
-  watch_slot_ = -1;
+  forgetWatch();
   if (subs_ != nullptr) {
     subs_->clear();
   }
@@ -367,11 +366,15 @@ void SessionState::onDedicatedFailed(backend::DedicatedConn& conn) {
   }
   if (&conn == pinned_) {
     pinned_ = nullptr;
+    const std::string error = "-EXECABORT Transaction discarded: shard " + conn.address().label() +
+                              " unavailable: " + conn.failure() + "\r\n";
+    if (watching_) {
+      watch_lost_ = error;  // never an EXEC that runs as if the watched keys were unchanged
+    }
     watching_ = false;
     watch_slot_ = -1;
     if (tx_.active) {
-      tx_.broken = "-EXECABORT Transaction discarded: shard " + conn.address().label() +
-                   " unavailable: " + conn.failure() + "\r\n";
+      tx_.broken = error;
       tx_.multi_sent = false;
     }
     return;

@@ -152,6 +152,7 @@ class SessionState final : public backend::DedicatedOwner {
   // held commands on it. kDefer when the lane is busy; *error set when no connection was had.
   Verdict startMulti(std::string* error);
   void abortTransaction(std::string_view error);
+  void forgetWatch();  // after EXEC, DISCARD, UNWATCH, RESET
   bool needsPinned() const { return watching_ || tx_.multi_sent; }
 
   // pubsub.cc
@@ -173,6 +174,10 @@ class SessionState final : public backend::DedicatedOwner {
   Transaction tx_;
   bool watching_ = false;
   int32_t watch_slot_ = -1;
+  // The pinned connection failed while WATCH held keys: the shard may have lost or changed them
+  // unseen, so the next EXEC answers this error instead of running (until UNWATCH, DISCARD,
+  // EXEC or RESET drops the WATCH).
+  std::string watch_lost_;
   backend::DedicatedConn* pinned_ = nullptr;    // WATCH / MULTI
   backend::DedicatedConn* blocking_ = nullptr;  // the blocking command's
   std::unique_ptr<Subscriptions> subs_;

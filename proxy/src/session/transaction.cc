@@ -44,12 +44,19 @@ void SessionState::abortTransaction(std::string_view error) {
   refuse(error);
 }
 
+void SessionState::forgetWatch() {
+  watching_ = false;
+  watch_slot_ = -1;
+  watch_lost_.clear();
+}
+
 SessionState::Verdict SessionState::onMulti() {
   tx_.reset();
   tx_.active = true;
   if (watching_) {
     tx_.slot = watch_slot_;
   }
+
   reply("+OK\r\n");
   return Verdict::kHandled;
 }
@@ -190,8 +197,7 @@ SessionState::Verdict SessionState::startMulti(std::string* error) {
 SessionState::Verdict SessionState::onExec(std::string_view raw, const resp::CommandInfo& cmd) {
   auto finish = [this] {
     tx_.reset();
-    watching_ = false;
-    watch_slot_ = -1;
+    forgetWatch();
   };
   if (!tx_.broken.empty()) {
     const std::string error = tx_.broken;
@@ -200,15 +206,18 @@ SessionState::Verdict SessionState::onExec(std::string_view raw, const resp::Com
     releaseIfUnneeded();
     return Verdict::kHandled;
   }
-  if (tx_.aborted) {
+  if (tx_.aborted || !watch_lost_.empty()) {
     if (pinned_ != nullptr && (tx_.multi_sent || watching_)) {
       if (!mayTake(Lane::kDedicated, pinned_)) {
         return Verdict::kDefer;
       }
       pinned_->send(tx_.multi_sent ? kDiscard : kUnwatch, nullptr, 0, 1, false);
     }
+    const std::string error =
+        tx_.aborted ? "-EXECABORT Transaction discarded because of previous errors.\r\n"
+                    : watch_lost_;
     finish();
-    refuse("-EXECABORT Transaction discarded because of previous errors.\r\n");
+    refuse(error);
     releaseIfUnneeded();
     return Verdict::kHandled;
   }
@@ -260,8 +269,7 @@ SessionState::Verdict SessionState::onDiscard(std::string_view raw, const resp::
     reply("+OK\r\n");
   }
   tx_.reset();
-  watching_ = false;
-  watch_slot_ = -1;
+  forgetWatch();
   releaseIfUnneeded();
   return Verdict::kHandled;
 }
@@ -291,6 +299,7 @@ SessionState::Verdict SessionState::onWatch(const resp::RequestFrame& frame, std
 
 SessionState::Verdict SessionState::onUnwatch(std::string_view raw, const resp::CommandInfo& cmd) {
   if (pinned_ == nullptr || !watching_) {
+    watch_lost_.clear();
     reply("+OK\r\n");
     return Verdict::kHandled;
   }
@@ -301,8 +310,7 @@ SessionState::Verdict SessionState::onUnwatch(std::string_view raw, const resp::
   request->shard = pinned_->shard();
   request->outstanding = 1;
   pinned_->send(raw.starts_with("*") ? raw : kUnwatch, request, 0, 1, false);
-  watching_ = false;
-  watch_slot_ = -1;
+  forgetWatch();
   releaseIfUnneeded();
   return Verdict::kHandled;
 }
