@@ -2,10 +2,11 @@
 # The whole test suite, as CI runs it (.ci/run calls only this):
 #   1. install missing Debian packages (tools/install-deps.sh)
 #   2. formatting check (tools/check-format.sh)
-#   3. Release build with -Werror in build/, then every ctest test: unit, integration, fuzz replay
-#   4. ASAN+UBSAN build in build-asan/, then the unit and integration tests again
-#   5. TSAN build in build-tsan/, then the unit and integration tests again; a ThreadSanitizer
-#      report from any process (test binaries, shardproxy, shardbench) fails the step
+#   3. Release build with -Werror in build/, then every ctest test: unit, integration, fuzz replay,
+#      and the differential test against redis-server (fixed seeds)
+#   4. ASAN+UBSAN build in build-asan/, then the unit, integration and differential tests again
+#   5. TSAN build in build-tsan/, then the unit, integration and differential tests again; a
+#      ThreadSanitizer report from any process (test binaries, shardproxy, shardbench) fails it
 #   6. with clang: libFuzzer targets in build-fuzz/, each run for $FUZZ_SECONDS (30) over a copy
 #      of its corpus; a crash fails the run
 # Every step runs even when an earlier one failed (except that a failed build skips its tests);
@@ -59,7 +60,7 @@ run_tsan_ctest() {
   rm -rf "$reports"
   mkdir -p "$reports"
   TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 log_path=$reports/report suppressions=$ROOT/tests/tsan.supp" \
-    run_ctest "$ROOT/build-tsan" -L 'unit|integration'
+    run_ctest "$ROOT/build-tsan" -L 'unit|integration|differential'
   rc=$?
   if compgen -G "$reports/report.*" >/dev/null; then
     echo "test.sh: ThreadSanitizer reports:"
@@ -119,7 +120,7 @@ if [ "${SKIP_ASAN:-0}" != 1 ]; then
   export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=0:detect_stack_use_after_return=0}"
   if step asan-build configure_build "$ROOT/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DSHARDPROXY_WERROR=ON -DSHARDPROXY_SANITIZE=address,undefined; then
-    step asan-ctest run_ctest "$ROOT/build-asan" -L 'unit|integration'
+    step asan-ctest run_ctest "$ROOT/build-asan" -L 'unit|integration|differential'
   fi
 fi
 
