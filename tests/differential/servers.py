@@ -5,11 +5,16 @@ stopped by PID in stop_all(). A shard can be SIGKILLed and restarted on its port
 import ctypes
 import os
 import signal
-import socket
 import subprocess
+import sys
 import time
 
 from resp import Connection
+
+# free_port and wait_for_port are the integration tests' own (tests/integration/sp_procs.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "integration"))
+from sp_procs import free_port, wait_for_port  # noqa: E402
 
 
 def _die_with_parent():
@@ -17,26 +22,6 @@ def _die_with_parent():
     finally blocks (ctest killing it on a timeout)."""
     PR_SET_PDEATHSIG = 1
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for_port(port, proc, timeout):
-    """True once 127.0.0.1:port accepts; False if proc exits or the time is up."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return False
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return True
-        except OSError:
-            time.sleep(0.02)
-    return False
 
 
 def is_sanitized(binary):

@@ -432,11 +432,12 @@ void ClientSession::appendOutput(std::string_view bytes) {
   if (out_ == nullptr) {
     out_ = worker_.buffers().acquire();
   }
-  if (!out_->tryEnsureWritable(bytes.size())) {
+  try {
+    out_->append(bytes);
+  } catch (const std::bad_alloc&) {
     close(kOutOfMemory);  // the reply cannot be held: this client goes, the shard's pipeline stays
     return;
   }
-  out_->append(bytes);
   if (!dirty) {
     worker_.markDirty(this);
   }
