@@ -88,6 +88,8 @@ POLICY = {
         "function|load": "kAllEqual", "function|flush": "kAllOk", "function|delete": "kAllOk",
         "function|restore": "kAllOk", "function|list": "kFirstShard",
         "function|dump": "kFirstShard",
+        # Sent on connections of their own (the shared pipelines wait behind the script).
+        "script|kill": "kAnyOk", "function|kill": "kAnyOk",
         "pubsub|channels": "kUnionArrays", "pubsub|shardchannels": "kUnionArrays",
         "pubsub|numsub": "kSumPairs", "pubsub|shardnumsub": "kSumPairs",
         "pubsub|numpat": "kFirstShard",
@@ -700,6 +702,9 @@ def write_docs(path, version, top):
         "kAndIntegers": "element-wise: 1 only where every shard answered 1",
         "kSumPairs": "name/count pairs, the counts summed over the shards",
         "kFirstShard": "sent to the first shard only; its reply",
+        "kAnyOk": "sent on a fresh connection to every shard (the shared ones wait behind a "
+                  "running script); `+OK` when any shard killed one, `-NOTBUSY` when none ran "
+                  "one, else the first other error",
         "kScanCursor": "sent to the shard the cursor names; the cursor encodes the shard index in "
                        "its low 14 bits, so a full SCAN visits every shard in turn",
     }

@@ -15,8 +15,10 @@
 
 #include "config/loader.h"
 #include "config/topology_builder.h"
+#include "core/allocator.h"
 #include "core/log.h"
 #include "metrics/metrics_server.h"
+#include "net/fd_budget.h"
 #include "net/keyspace_poller.h"
 #include "net/listener.h"
 #include "net/proxy_context.h"
@@ -41,6 +43,7 @@ int printErrors(const std::vector<sp::config::ConfigError>& errors) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  sp::configureAllocator();  // before any large allocation: big buffers stay returnable
   using sp::config::CommandLine;
   CommandLine cmdline;
   auto errors = sp::config::parseCommandLine(argc, argv, &cmdline);
@@ -85,6 +88,13 @@ int main(int argc, char** argv) {
   int workers = config->workers;
   if (workers == 0) {
     workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }
+  // limits.max_clients against the open-files limit: lowered, with a warning, to what fits.
+  std::string budget_error;
+  if (!sp::net::applyDescriptorBudget(*context, *config, *topology, static_cast<size_t>(workers),
+                                      "start-up", &budget_error)) {
+    std::fprintf(stderr, "shardproxy: %s\n", budget_error.c_str());
+    return 1;
   }
 
   // Every thread started from here on (workers, the metrics server's, the keyspace poller)

@@ -1,4 +1,4 @@
-// Value sizes through the proxy: 0 B, 1 MB and 64 MB values set and read back byte for byte
+// Value sizes through the proxy: 0 B, 1 MB, 64 MB and 200 MB values set and read back byte for byte
 // (binary data, CR LF and NUL included), and large values inside a merged MGET.
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
@@ -103,6 +103,25 @@ TEST_F(ValuesTest, OneMegabyte) {
 TEST_F(ValuesTest, SixtyFourMegabytes) {
   roundTrip("val:64m", 64u << 20);
   EXPECT_EQ(client_->cmd({"DEL", "val:64m"}), "(integer) 1");
+}
+
+// With default settings: writing and reading 200 MB takes seconds, but bytes keep moving, so it
+// is not a stall (backend.timeout_ms), and the shard is never failed or ejected for it.
+TEST_F(ValuesTest, TwoHundredMegabytes) {
+  roundTrip("val:200m", 200u << 20);
+  EXPECT_EQ(client_->cmd({"DEL", "val:200m"}), "(integer) 1");
+  if (!directMode()) {
+    const std::string shards = client_->cmd({"INFO", "shards"});
+    auto count = [&](const std::string& what) {
+      size_t n = 0;
+      for (size_t at = shards.find(what); at != std::string::npos; at = shards.find(what, at + 1)) {
+        ++n;
+      }
+      return n;
+    };
+    EXPECT_EQ(count(",timeouts=0,"), 2u) << shards;
+    EXPECT_EQ(count(",ejections=0,"), 2u) << shards;
+  }
 }
 
 }  // namespace

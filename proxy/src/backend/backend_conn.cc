@@ -127,6 +127,7 @@ void BackendConn::onConnected(int status) {
   }
   stats_.connections_up.add();
   uv_tcp_nodelay(&tcp_, 1);
+  worker_.setKeepAlive(&tcp_);
   uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &BackendConn::onAllocCb,
                 &BackendConn::onReadCb);
   // What a fresh connection must say before anything queued while it was connecting: AUTH
@@ -145,12 +146,12 @@ void BackendConn::onConnected(int status) {
     prepend(auth, session::OpKind::kAuth);
   }
   if (probing_) {
-    queue(kPing, nullptr, 0, session::OpKind::kPing);
+    queue(kPing, nullptr, 0, session::OpKind::kPing, false);
     ping_outstanding_ = true;
   }
   spdlog::debug("worker {}: connected to {}", worker_.index(), address_.label());
   if (!fifo_.empty()) {
-    noteProgress();
+    startStallClock();
     armRequestTimer();
   }
   if (!out_.empty()) {
@@ -167,13 +168,15 @@ void BackendConn::prepend(std::string_view bytes, session::OpKind kind) {
   op->request = nullptr;
   op->fragment = 0;
   op->kind = kind;
+  op->slow = false;
   fifo_.pushFront(op);
+  ++unsent_ops_;  // only before the first flush, when every op is still unsent
   stats_.inflight.add();
 }
 
 void BackendConn::sendAsking() {
   SP_ASSERT(accepting());
-  queue("*1\r\n$6\r\nASKING\r\n", nullptr, 0, session::OpKind::kAsking);
+  queue("*1\r\n$6\r\nASKING\r\n", nullptr, 0, session::OpKind::kAsking, false);
 }
 
 void BackendConn::send(std::string_view bytes, session::PendingRequest* request,
@@ -183,11 +186,11 @@ void BackendConn::send(std::string_view bytes, session::PendingRequest* request,
   if (replica_) {
     stats_.replica_reads.add();
   }
-  queue(bytes, request, fragment, session::OpKind::kRequest);
+  queue(bytes, request, fragment, session::OpKind::kRequest, worker_.slowCommand(request->cmd));
 }
 
 void BackendConn::queue(std::string_view bytes, session::PendingRequest* request, uint32_t fragment,
-                        session::OpKind kind) {
+                        session::OpKind kind, bool slow) {
   // The bytes first: when they do not fit in memory (std::bad_alloc, handled by the client's
   // session), no op is left waiting for a reply to a command that was never sent.
   out_.append(bytes);
@@ -195,33 +198,63 @@ void BackendConn::queue(std::string_view bytes, session::PendingRequest* request
   op->request = request;
   op->fragment = fragment;
   op->kind = kind;
+  op->slow = slow;
   const bool was_empty = fifo_.empty();
   fifo_.push(op);
+  ++unsent_ops_;
+  if (slow) {
+    ++slow_ops_;
+  }
   stats_.inflight.add();
   if (link_ == Link::kUp) {
     worker_.markDirty(this);
     if (was_empty) {
-      noteProgress();  // nothing was outstanding: the timeout counts from now
+      startStallClock();  // nothing was outstanding: the clock starts now
       armRequestTimer();
     }
   }
 }
 
-void BackendConn::noteProgress() { last_progress_ms_ = uv_now(worker_.loop()); }
+void BackendConn::startStallClock() { stall_.start(uv_now(worker_.loop()), writeQueue()); }
+
+size_t BackendConn::writeQueue() const {
+  return writing_ ? uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&tcp_)) : 0;
+}
+
+uint64_t BackendConn::stallLimitMs() const {
+  const auto& cfg = worker_.config();
+  return slow_ops_ > 0 ? std::max(cfg.backend_slow_timeout_ms, cfg.backend_timeout_ms)
+                       : cfg.backend_timeout_ms;
+}
 
 void BackendConn::armRequestTimer() {
   if (!request_timer_armed_) {
     request_timer_armed_ = true;
-    uv_timer_start(&request_timer_, &BackendConn::onRequestTimerCb,
-                   worker_.config().backend_timeout_ms, 0);
+    uv_timer_start(&request_timer_, &BackendConn::onRequestTimerCb, stallLimitMs(), 0);
   }
 }
 
 void BackendConn::ping() {
   if (link_ == Link::kUp && !ping_outstanding_ && !shut_down_ && !ejected_) {
     ping_outstanding_ = true;
-    queue(kPing, nullptr, 0, session::OpKind::kPing);
+    queue(kPing, nullptr, 0, session::OpKind::kPing, false);
   }
+}
+
+size_t BackendConn::trimBuffers() {
+  // Only a buffer that carried little since the last trim: one that keeps carrying large values
+  // keeps its memory. Between loop turns nothing points into out_ or in_, so their few bytes left
+  // (a PING just queued, part of a reply) may move; write_buf_ is libuv's while a write is in
+  // flight.
+  size_t freed = 0;
+  if (out_peak_ <= kBufferKeepBytes / 2) {
+    freed += out_.shrink(kBufferKeepBytes) + write_buf_.shrinkIfEmpty(kBufferKeepBytes);
+  }
+  if (in_peak_ <= kBufferKeepBytes / 2) {
+    freed += in_.shrink(kBufferKeepBytes);
+  }
+  out_peak_ = in_peak_ = 0;
+  return freed;
 }
 
 void BackendConn::flush() {
@@ -229,10 +262,12 @@ void BackendConn::flush() {
   if (link_ != Link::kUp || writing_ || out_.empty()) {
     return;
   }
+  out_peak_ = std::max(out_peak_, out_.size());
   uv_buf_t buf = uv_buf_init(const_cast<char*>(out_.readPtr()), static_cast<unsigned>(out_.size()));
   int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
   if (n == static_cast<int>(out_.size())) {
     out_.clear();
+    unsent_ops_ = 0;
     return;
   }
   if (n < 0 && n != UV_EAGAIN) {
@@ -255,6 +290,7 @@ void BackendConn::flush() {
     return;
   }
   writing_ = true;
+  unsent_ops_ = 0;  // every queued byte is now the kernel's or libuv's to write
 }
 
 void BackendConn::onWriteCb(uv_write_t* req, int status) {
@@ -267,6 +303,7 @@ void BackendConn::onWriteCb(uv_write_t* req, int status) {
     }
     return;
   }
+  self->stall_.progress(uv_now(self->worker_.loop()));
   if (!self->out_.empty()) {
     self->worker_.markDirty(self);
   }
@@ -293,6 +330,7 @@ void BackendConn::onRead(ssize_t nread) {
     return;
   }
   in_.commit(static_cast<size_t>(nread));
+  in_peak_ = std::max(in_peak_, in_.size());
   read_ns_ = metrics::kMetricsEnabled ? monoNanos() : 0;
   while (!in_.empty() && link_ == Link::kUp) {
     size_t consumed = 0;
@@ -320,7 +358,7 @@ void BackendConn::onRead(ssize_t nread) {
   // Progress: the armed timer (if any) sees it when it fires, and goes quiet if the FIFO is
   // empty by then.
   if (nread > 0) {
-    noteProgress();
+    stall_.progress(uv_now(worker_.loop()));
     timeout_confirming_ = false;
   }
 }
@@ -331,6 +369,10 @@ void BackendConn::complete(std::string_view reply) {
   session::PendingRequest* request = op->request;
   const uint32_t fragment = op->fragment;
   const session::OpKind kind = op->kind;
+  if (op->slow) {
+    --slow_ops_;
+  }
+  unsent_ops_ = std::min(unsent_ops_, static_cast<uint32_t>(fifo_.size()));
   worker_.ops().release(op);
   if (kind == session::OpKind::kRequest) {
     // The duration histogram, error replies, MOVED/ASK.
@@ -360,6 +402,13 @@ void BackendConn::complete(std::string_view reply) {
       return;
     case session::OpKind::kPing:
       ping_outstanding_ = false;
+      if (reply.starts_with("-BUSY") || reply.starts_with("-LOADING")) {
+        // Alive, busy in a script or loading its data: requests get that error from the shard
+        // itself, as they would from redis-server. Not a failure, and not a reason to eject.
+        stats_.ping_busy.add();
+        healthy();
+        return;
+      }
       if (resp::isError(reply)) {
         stats_.ping_failures.add();
         fail("PING answered " + std::string(reply.substr(1, reply.size() - 3)));
@@ -404,26 +453,44 @@ void BackendConn::healthy() {
   ever_up_ = true;
 }
 
+void BackendConn::failOp(session::BackendOp* op, const std::string& error) {
+  stats_.inflight.sub();
+  if (op->slow) {
+    --slow_ops_;
+  }
+  session::PendingRequest* request = op->request;
+  const uint32_t fragment = op->fragment;
+  const bool is_request = op->kind == session::OpKind::kRequest;
+  worker_.ops().release(op);
+  if (is_request) {
+    stats_.errors.add();
+    session::ClientSession::onBackendReply(worker_, request, fragment, error);
+  }
+}
+
 void BackendConn::failAllOps(std::string_view reason) {
+  unsent_ops_ = 0;
   if (fifo_.empty()) {
     return;
   }
   std::string error = unavailableError(reason);
   while (!fifo_.empty()) {
-    session::BackendOp* op = fifo_.pop();
-    stats_.inflight.sub();
-    session::PendingRequest* request = op->request;
-    const uint32_t fragment = op->fragment;
-    const bool is_request = op->kind == session::OpKind::kRequest;
-    worker_.ops().release(op);
-    if (is_request) {
-      stats_.errors.add();
-      session::ClientSession::onBackendReply(worker_, request, fragment, error);
-    }
+    failOp(fifo_.pop(), error);
   }
 }
 
-void BackendConn::closeSocket() {
+void BackendConn::failSentOps(std::string_view reason) {
+  if (fifo_.size() <= unsent_ops_) {
+    return;
+  }
+  std::string error = unavailableError(reason);
+  // Answering a request cannot queue on this connection (it is closed), so the count holds.
+  for (size_t sent = fifo_.size() - unsent_ops_; sent > 0; --sent) {
+    failOp(fifo_.pop(), error);
+  }
+}
+
+void BackendConn::closeSocket(bool keep_unsent) {
   if (link_ == Link::kUp) {
     stats_.connections_up.sub();
   }
@@ -441,13 +508,15 @@ void BackendConn::closeSocket() {
   }
   request_timer_armed_ = false;
   timeout_confirming_ = false;
-  out_.clear();
+  if (!keep_unsent) {
+    out_.clear();
+  }
   in_.clear();
   scanner_.reset();
   ping_outstanding_ = false;
 }
 
-void BackendConn::fail(std::string_view reason) {
+void BackendConn::fail(std::string_view reason, bool keep_unsent) {
   if (shut_down_) {
     return;
   }
@@ -457,8 +526,16 @@ void BackendConn::fail(std::string_view reason) {
   if (worker_.config().cluster_mode) {
     worker_.requestTopologyRefresh();  // a failed node may have been failed over
   }
-  closeSocket();
-  failAllOps(reason);
+  // Requests whose bytes never left (out_) wait for the next connection after a stall; a write
+  // in flight (write_buf_) may have reached the shard, so its requests fail with the rest.
+  keep_unsent = keep_unsent && !retiring_ && timers_open_ &&
+                failures_ < worker_.config().backend_failure_limit && !ejected_;
+  closeSocket(keep_unsent);
+  if (keep_unsent) {
+    failSentOps(reason);
+  } else {
+    failAllOps(reason);
+  }
   if (retiring_) {
     shutdown();
     return;
@@ -540,11 +617,12 @@ void BackendConn::onRequestTimerCb(uv_timer_t* timer) {
     self->timeout_confirming_ = false;
     return;
   }
-  const uint64_t timeout = self->worker_.config().backend_timeout_ms;
-  const uint64_t idle = uv_now(self->worker_.loop()) - self->last_progress_ms_;
-  if (idle < timeout) {
-    self->request_timer_armed_ = true;  // progress since it was armed: wait for the rest
-    uv_timer_start(&self->request_timer_, &BackendConn::onRequestTimerCb, timeout - idle, 0);
+  const uint64_t limit = self->stallLimitMs();
+  const uint64_t left = self->stall_.check(uv_now(self->worker_.loop()), self->writeQueue(), limit);
+  if (left > 0) {
+    self->request_timer_armed_ = true;  // bytes moved since it was armed: wait for the rest
+    self->timeout_confirming_ = false;
+    uv_timer_start(&self->request_timer_, &BackendConn::onRequestTimerCb, left, 0);
     return;
   }
   if (!self->timeout_confirming_) {
@@ -558,14 +636,14 @@ void BackendConn::onRequestTimerCb(uv_timer_t* timer) {
   }
   self->timeout_confirming_ = false;
   self->stats_.timeouts.add();
-  self->fail("timeout after " + std::to_string(self->worker_.config().backend_timeout_ms) + " ms");
+  self->fail("timeout after " + std::to_string(limit) + " ms", true);
 }
 
 void BackendConn::shutdown() {
   if (shut_down_) {
     return;
   }
-  closeSocket();
+  closeSocket(false);
   shut_down_ = true;
   if (ejected_) {
     stats_.ejected.sub();

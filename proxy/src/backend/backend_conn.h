@@ -6,13 +6,15 @@
 // front op. When the connection fails, every op in the FIFO is answered with
 // "-ERR shard <name> (<addr>) unavailable: <reason>" in order.
 //
-// Health: a PING every backend.ping_interval_ms shares the pipeline. A request timeout is armed
-// when the FIFO goes from empty to non-empty and re-armed on every reply; when it fires the
-// pending requests fail and the connection is recycled, so a late reply can never reach the
-// wrong request. Connect failures, losses, timeouts and PING errors count as failures; any good
-// reply resets the count. After backend.failure_limit consecutive failures the connection is
-// ejected: requests fail fast for backend.retry_timeout_ms (doubling while probes fail, up to
-// retry_timeout_max_ms), then a probe reconnects and PINGs, and the first good reply re-admits it.
+// Health: a PING every backend.ping_interval_ms shares the pipeline. A connection whose requests
+// see no byte move for backend.timeout_ms (backend.slow_timeout_ms while a slow command is out)
+// is stalled (stall_watch.h): the requests already sent fail and the connection is recycled, so a
+// late reply can never reach the wrong request; requests not yet written wait for the new
+// connection. A PING answered -BUSY or -LOADING means alive but busy. Connect failures, losses,
+// stalls and PING errors count as failures; any good reply resets the count. After
+// backend.failure_limit consecutive failures the connection is ejected: requests fail fast for
+// backend.retry_timeout_ms (doubling while probes fail, up to retry_timeout_max_ms), then a probe
+// reconnects and PINGs, and the first good reply re-admits it.
 #pragma once
 
 #include <uv.h>
@@ -20,6 +22,7 @@
 #include <string>
 #include <string_view>
 
+#include "backend/stall_watch.h"
 #include "core/buffer.h"
 #include "core/intrusive_queue.h"
 #include "net/worker_stats.h"
@@ -69,6 +72,9 @@ class BackendConn {
 
   void flush();  // called by the worker's check phase when dirty
   void ping();   // health check, from the worker's ping timer
+  // Gives back the memory of buffers that grew past kBufferKeepBytes for a large value and hold
+  // little now; returns the bytes given back. From the worker's periodic trim, never per request.
+  size_t trimBuffers();
   bool dirty = false;
 
   net::BackendState state() const;
@@ -96,25 +102,29 @@ class BackendConn {
   void onConnected(int status);
   void onRead(ssize_t nread);
   void queue(std::string_view bytes, session::PendingRequest* request, uint32_t fragment,
-             session::OpKind kind);
+             session::OpKind kind, bool slow);
   // Puts one of the proxy's own commands ahead of everything queued (AUTH, READONLY).
   void prepend(std::string_view bytes, session::OpKind kind);
-  // A failure: close the socket, answer every op, count it, then reconnect or eject.
-  void fail(std::string_view reason);
+  // A failure: close the socket, answer every op, count it, then reconnect or eject. With
+  // keep_unsent (a stall), the requests not yet written stay queued for the next connection.
+  void fail(std::string_view reason, bool keep_unsent = false);
   void failAllOps(std::string_view reason);
-  void closeSocket();
+  void failSentOps(std::string_view reason);  // all but the last unsent_ops_
+  void failOp(session::BackendOp* op, const std::string& error);
+  void closeSocket(bool keep_unsent);
   void complete(std::string_view reply);
   // A request's reply: in cluster mode a -MOVED/-ASK is followed (Worker::redirect) and a
   // -TRYAGAIN retried (Worker::retryLater); anything else, or a redirect or retry past its
   // bound, goes to the client.
   void deliver(session::PendingRequest* request, uint32_t fragment, std::string_view reply);
   void healthy();  // a good reply arrived
-  // The request timeout counts from the last progress (a reply read, or the FIFO becoming
-  // non-empty). Progress only stamps last_progress_ms_; the timer is armed once and, when it
+  // The stall timer (stall_watch.h) is armed once when requests become outstanding and, when it
   // fires, re-arms itself for the time left, so a busy connection does not touch the timer heap
   // on every read.
-  void noteProgress();
+  void startStallClock();
   void armRequestTimer();
+  uint64_t stallLimitMs() const;
+  size_t writeQueue() const;
 
   net::Worker& worker_;
   net::ShardStats& stats_;
@@ -142,11 +152,13 @@ class BackendConn {
   uv_connect_t connect_req_{};
   uv_write_t write_req_{};
   uv_timer_t timer_{};          // connect timeout while connecting; reconnect/ejection delay
-  uv_timer_t request_timer_{};  // request timeout while the FIFO is not empty
+  uv_timer_t request_timer_{};  // stall check while the FIFO is not empty
   bool timers_open_ = false;
   bool request_timer_armed_ = false;
   bool timeout_confirming_ = false;  // expired once; confirmed after the next poll
-  uint64_t last_progress_ms_ = 0;    // uv_now() of the last reply read (or first op queued)
+  StallWatch stall_;
+  uint32_t slow_ops_ = 0;    // ops of backend.slow_commands in the FIFO
+  uint32_t unsent_ops_ = 0;  // the FIFO's last ops, whose bytes are still in out_
 
   Buffer out_;            // bytes not yet handed to the kernel
   Buffer write_buf_;      // bytes of the uv_write in flight
@@ -154,6 +166,9 @@ class BackendConn {
   uint64_t read_ns_ = 0;  // when the current read returned (metrics builds), for every reply in it
   resp::ReplyScanner scanner_;
   IntrusiveQueue<session::BackendOp, &session::BackendOp::next> fifo_;
+  // The most bytes out_ held at a flush, and in_ after a read, since the last trimBuffers().
+  size_t out_peak_ = 0;
+  size_t in_peak_ = 0;
 };
 
 }  // namespace sp::backend

@@ -19,6 +19,10 @@ namespace sp::backend {
 namespace {
 
 constexpr size_t kMinReadSpace = 16 * 1024;
+// A buffer that grew past this gives its memory back as soon as it is empty (no periodic trim
+// visits these connections). Large enough that a subscriber or a transaction moving values of up
+// to half of it never frees and allocates a buffer per value.
+constexpr size_t kKeepBytes = 1 << 20;
 
 // A pub/sub message as redis-server 7 sends it in RESP2: ["message", channel, payload],
 // ["pmessage", pattern, channel, payload] or ["smessage", channel, payload].
@@ -93,6 +97,7 @@ void DedicatedConn::onConnected(int status) {
   }
   link_ = Link::kUp;
   uv_tcp_nodelay(&tcp_, 1);
+  worker_.setKeepAlive(&tcp_);
   uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &DedicatedConn::onAllocCb,
                 &DedicatedConn::onReadCb);
   armTimer();
@@ -107,6 +112,7 @@ void DedicatedConn::send(std::string_view bytes, session::PendingRequest* reques
   op.fragment = fragment;
   op.remaining = replies;
   op.blocking = blocking;
+  op.slow = request != nullptr && worker_.slowCommand(request->cmd);
   out_.append(bytes);  // first: a command that did not fit in memory leaves no op behind
   const bool was_empty = ops_.empty();
   ops_.push_back(op);
@@ -126,6 +132,7 @@ void DedicatedConn::flush() {
   const int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
   if (n == static_cast<int>(out_.size())) {
     out_.clear();
+    out_.shrinkIfEmpty(kKeepBytes);  // a large command has gone: its memory goes too
     return;
   }
   if (n < 0 && n != UV_EAGAIN) {
@@ -154,6 +161,7 @@ void DedicatedConn::onWriteCb(uv_write_t* req, int status) {
   auto* self = static_cast<DedicatedConn*>(req->data);
   self->writing_ = false;
   self->write_buf_.clear();
+  self->write_buf_.shrinkIfEmpty(kKeepBytes);
   if (self->closing_ || self->failed_) {
     return;
   }
@@ -161,6 +169,7 @@ void DedicatedConn::onWriteCb(uv_write_t* req, int status) {
     self->fail(uv_strerror(status));
     return;
   }
+  self->stall_.progress(uv_now(self->worker_.loop()));
   self->flush();
 }
 
@@ -188,6 +197,9 @@ void DedicatedConn::onRead(ssize_t nread) {
     return;
   }
   in_.commit(static_cast<size_t>(nread));
+  if (nread > 0) {
+    stall_.progress(uv_now(worker_.loop()));
+  }
   while (!in_.empty()) {
     size_t consumed = 0;
     resp::ReplyInfo info;
@@ -206,6 +218,7 @@ void DedicatedConn::onRead(ssize_t nread) {
     }
     in_.consume(consumed);
   }
+  in_.shrinkIfEmpty(kKeepBytes);  // after a large reply; smaller ones never reach the limit
 }
 
 void DedicatedConn::onReply(std::string_view reply) {
@@ -257,7 +270,18 @@ void DedicatedConn::armTimer() {
     uv_timer_stop(&timer_);
     return;
   }
-  uv_timer_start(&timer_, &DedicatedConn::onTimerCb, worker_.config().backend_timeout_ms, 0);
+  stall_.start(uv_now(worker_.loop()), 0);
+  uv_timer_start(&timer_, &DedicatedConn::onTimerCb, stallLimitMs(), 0);
+}
+
+uint64_t DedicatedConn::stallLimitMs() const {
+  const auto& cfg = worker_.config();
+  for (const Op& op : ops_) {
+    if (op.slow) {
+      return std::max(cfg.backend_slow_timeout_ms, cfg.backend_timeout_ms);
+    }
+  }
+  return cfg.backend_timeout_ms;
 }
 
 void DedicatedConn::onTimerCb(uv_timer_t* timer) {
@@ -269,7 +293,20 @@ void DedicatedConn::onTimerCb(uv_timer_t* timer) {
     self->fail("connect timeout");
     return;
   }
-  self->fail("timeout after " + std::to_string(self->worker_.config().backend_timeout_ms) + " ms");
+  if (self->ops_.empty() || self->ops_.front().blocking) {
+    return;  // nothing outstanding that a stall could hold up
+  }
+  const uint64_t limit = self->stallLimitMs();
+  const size_t queued =
+      self->writing_
+          ? uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&self->tcp_))
+          : 0;
+  const uint64_t left = self->stall_.check(uv_now(self->worker_.loop()), queued, limit);
+  if (left > 0) {
+    uv_timer_start(&self->timer_, &DedicatedConn::onTimerCb, left, 0);  // bytes moved
+    return;
+  }
+  self->fail("timeout after " + std::to_string(limit) + " ms");
 }
 
 void DedicatedConn::failOps(std::string_view reason) {

@@ -8,9 +8,11 @@
 // replies — one, or one per channel for (UN)SUBSCRIBE — complete consecutive fragments of a
 // PendingRequest through ClientSession::onBackendReply, or are dropped (the commands the proxy
 // adds itself: AUTH, a MULTI sent late). In subscriber mode, message / pmessage / smessage pushes
-// go to the owner instead. There is no health PING; backend.timeout_ms applies while the front op
-// is not a blocking one. On failure every op is answered "-ERR shard ... unavailable: why", in
-// order, and then the owner is told; the connection is dead from then on and must be discarded.
+// go to the owner instead. There is no health PING; while the front op is not a blocking one the
+// connection fails when it stalls (stall_watch.h: no byte moved for backend.timeout_ms, or
+// backend.slow_timeout_ms while a slow command is outstanding). On failure every op is answered
+// "-ERR shard ... unavailable: why", in order, and then the owner is told; the connection is dead
+// from then on and must be discarded.
 //
 // DedicatedPool (one per worker) hands them out and keeps a few idle ones per shard for reuse
 // (after EXEC, after a blocking reply); subscriber connections are never reused.
@@ -24,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "backend/stall_watch.h"
 #include "core/buffer.h"
 #include "resp/reply_scanner.h"
 #include "route/topology.h"
@@ -82,6 +85,7 @@ class DedicatedConn {
     uint32_t fragment = 0;
     uint32_t remaining = 1;  // replies still expected
     bool blocking = false;
+    bool slow = false;  // one of backend.slow_commands
     bool auth = false;  // the AUTH the proxy sends first: an error reply fails the connection
   };
 
@@ -102,6 +106,7 @@ class DedicatedConn {
   void onReply(std::string_view reply);
   void flush();
   void armTimer();
+  uint64_t stallLimitMs() const;
   // Answers every op with the error, tells the owner (or the pool, when idle), stops the socket.
   void fail(std::string_view reason);
   void failOps(std::string_view reason);
@@ -125,6 +130,7 @@ class DedicatedConn {
   uv_connect_t connect_req_{};
   uv_write_t write_req_{};
   uv_timer_t timer_{};
+  StallWatch stall_;
   Buffer out_;
   Buffer write_buf_;
   Buffer in_;

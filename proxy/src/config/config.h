@@ -50,6 +50,15 @@ struct Limits {
   uint64_t client_output_buffer =
       512ull * 1024 * 1024;       // limits.client_output_buffer: close past it
   uint32_t max_clients = 100000;  // limits.max_clients: per proxy, refused past it
+  // limits.timeout: close a client idle this many seconds (redis.conf's timeout); 0 = never.
+  // Subscribed clients and clients waiting for a reply (a blocking command) are never idle.
+  uint32_t timeout = 0;
+  // limits.tcp_keepalive: TCP keepalive on client and shard connections, probing after this
+  // many idle seconds (redis.conf's tcp-keepalive); 0 = off.
+  uint32_t tcp_keepalive = 300;
+  // limits.buffer_pool_bytes: capacity of the free buffers each worker keeps at rest (up to
+  // BufferPool::kBusyFactor times that while busy), so memory comes back after a burst.
+  uint64_t buffer_pool_bytes = 4ull << 20;
 };
 
 // A named client user (ACL-lite): AUTH name password, or HELLO 2 AUTH name password.
@@ -57,7 +66,9 @@ struct AuthUser {
   std::string name;        // auth.users[i].name: unique, not "default"
   std::string password;    // auth.users[i].password: required
   bool read_only = false;  // auth.users[i].read_only: write commands get -NOPERM
-  bool admin = false;  // auth.users[i].admin: may run FLUSHALL, FLUSHDB, KEYS, CONFIG SET, PROXY
+  // auth.users[i].admin: may run the admin commands (session/client_auth.h needsAdmin: FLUSHALL,
+  // FLUSHDB, KEYS, CONFIG SET, CLIENT LIST/KILL, INFO shards, PROXY ...)
+  bool admin = false;
 };
 
 // Client authentication to the proxy. With neither a password nor users every client is the
@@ -71,15 +82,23 @@ struct AuthConfig {
 };
 
 struct Config {
-  std::string listen_host = "127.0.0.1";         // listen.host
-  uint16_t listen_port = 6380;                   // listen.port
-  int workers = 0;                               // workers: 0 = one per core
-  std::vector<ShardConfig> shards;               // shards
-  int backend_connections = 1;                   // backend.connections: per worker per shard
-  uint32_t backend_connect_timeout_ms = 1000;    // backend.connect_timeout_ms
-  uint32_t backend_reconnect_min_ms = 100;       // backend.reconnect_min_ms: first retry delay
-  uint32_t backend_reconnect_max_ms = 5000;      // backend.reconnect_max_ms: backoff cap
-  uint32_t backend_timeout_ms = 1000;            // backend.timeout_ms: per-request timeout
+  std::string listen_host = "127.0.0.1";       // listen.host
+  uint16_t listen_port = 6380;                 // listen.port
+  int workers = 0;                             // workers: 0 = one per core
+  std::vector<ShardConfig> shards;             // shards
+  int backend_connections = 1;                 // backend.connections: per worker per shard
+  uint32_t backend_connect_timeout_ms = 1000;  // backend.connect_timeout_ms
+  uint32_t backend_reconnect_min_ms = 100;     // backend.reconnect_min_ms: first retry delay
+  uint32_t backend_reconnect_max_ms = 5000;    // backend.reconnect_max_ms: backoff cap
+  uint32_t backend_timeout_ms = 3000;          // backend.timeout_ms: stall limit (no byte moved)
+  // backend.slow_commands / backend.slow_timeout_ms: commands that legitimately run long (scripts,
+  // functions, whole-keyspace work); while one is outstanding on a connection, its stall limit is
+  // slow_timeout_ms instead of timeout_ms.
+  // SCRIPT KILL and FUNCTION KILL wait for the shard's busy-reply-threshold (5 s by default).
+  std::vector<std::string> backend_slow_commands = {
+      "eval",     "evalsha", "eval_ro", "evalsha_ro",  "fcall",        "fcall_ro",
+      "flushall", "flushdb", "keys",    "script kill", "function kill"};
+  uint32_t backend_slow_timeout_ms = 60000;
   uint32_t backend_ping_interval_ms = 1000;      // backend.ping_interval_ms: health PING period
   uint32_t backend_failure_limit = 3;            // backend.failure_limit: failures before ejection
   uint32_t backend_retry_timeout_ms = 1000;      // backend.retry_timeout_ms: first ejection length

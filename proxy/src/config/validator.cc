@@ -88,6 +88,15 @@ class Validator {
     positive("limits.max_inflight_per_client", c.limits.max_inflight_per_client);
     positive("limits.client_output_buffer", c.limits.client_output_buffer);
     positive("limits.max_clients", c.limits.max_clients);
+    if (c.limits.tcp_keepalive > kMaxTcpKeepalive) {
+      error("limits.tcp_keepalive", "must be 0 (off) to " + std::to_string(kMaxTcpKeepalive) +
+                                        " seconds, got " + std::to_string(c.limits.tcp_keepalive));
+    }
+    if (c.limits.buffer_pool_bytes > kMaxBufferPoolBytes) {
+      error("limits.buffer_pool_bytes",
+            "must be 0 (keep no free buffer) to " + std::to_string(kMaxBufferPoolBytes) +
+                " bytes (1gb), got " + std::to_string(c.limits.buffer_pool_bytes));
+    }
     if (!isLogLevel(c.log_level)) {
       error("log_level", "unknown level '" + c.log_level +
                              "' (expected trace, debug, info, warn, error, critical or off)");
@@ -168,6 +177,14 @@ class Validator {
 
   void checkHealth(const Config& c) {
     positive("backend.timeout_ms", c.backend_timeout_ms);
+    positive("backend.slow_timeout_ms", c.backend_slow_timeout_ms);
+    for (size_t i = 0; i < c.backend_slow_commands.size(); ++i) {
+      if (!knownCommand(c.backend_slow_commands[i])) {
+        error("backend.slow_commands[" + std::to_string(i) + "]",
+              "unknown command '" + c.backend_slow_commands[i] +
+                  "' (a command name, or \"container subcommand\" such as \"function load\")");
+      }
+    }
     positive("backend.ping_interval_ms", c.backend_ping_interval_ms);
     positive("backend.failure_limit", c.backend_failure_limit);
     positive("backend.retry_timeout_ms", c.backend_retry_timeout_ms);

@@ -333,52 +333,57 @@ class YamlReader {
   }
 
   void readBackend(const YAML::Node& node, const std::string& path, Config* out) {
-    forEachKey(node, path,
-               {"connections", "connect_timeout_ms", "reconnect_min_ms", "reconnect_max_ms",
-                "timeout_ms", "ping_interval_ms", "failure_limit", "retry_timeout_ms",
-                "retry_timeout_max_ms", "read_from", "username", "password", "mode",
-                "cluster_seeds", "cluster_refresh_ms", "max_redirects"},
-               [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
-                 if (key == "connections") {
-                   readInt(value, key_path, kMaxBackendConnections, &out->backend_connections);
-                 } else if (key == "connect_timeout_ms") {
-                   readU32(value, key_path, &out->backend_connect_timeout_ms);
-                 } else if (key == "reconnect_min_ms") {
-                   readU32(value, key_path, &out->backend_reconnect_min_ms);
-                 } else if (key == "reconnect_max_ms") {
-                   readU32(value, key_path, &out->backend_reconnect_max_ms);
-                 } else if (key == "timeout_ms") {
-                   readU32(value, key_path, &out->backend_timeout_ms);
-                 } else if (key == "ping_interval_ms") {
-                   readU32(value, key_path, &out->backend_ping_interval_ms);
-                 } else if (key == "failure_limit") {
-                   readU32(value, key_path, &out->backend_failure_limit);
-                 } else if (key == "retry_timeout_ms") {
-                   readU32(value, key_path, &out->backend_retry_timeout_ms);
-                 } else if (key == "retry_timeout_max_ms") {
-                   readU32(value, key_path, &out->backend_retry_timeout_max_ms);
-                 } else if (key == "read_from") {
-                   readReadFrom(value, key_path, &out->read_from);
-                 } else if (key == "username") {
-                   readString(value, key_path, &out->backend_username);
-                 } else if (key == "mode") {
-                   std::string mode;
-                   readString(value, key_path, &mode);
-                   if (mode == "cluster" || mode == "static") {
-                     out->cluster_mode = mode == "cluster";
-                   } else if (value.IsScalar()) {
-                     error(key_path, "expected static or cluster, got '" + mode + "'");
-                   }
-                 } else if (key == "cluster_seeds") {
-                   readEndpoints(value, key_path, &out->cluster_seeds);
-                 } else if (key == "cluster_refresh_ms") {
-                   readU32(value, key_path, &out->cluster_refresh_ms);
-                 } else if (key == "max_redirects") {
-                   readU32(value, key_path, &out->max_redirects);
-                 } else {
-                   readString(value, key_path, &out->backend_password);
-                 }
-               });
+    forEachKey(
+        node, path,
+        {"connections", "connect_timeout_ms", "reconnect_min_ms", "reconnect_max_ms", "timeout_ms",
+         "slow_commands", "slow_timeout_ms", "ping_interval_ms", "failure_limit",
+         "retry_timeout_ms", "retry_timeout_max_ms", "read_from", "username", "password", "mode",
+         "cluster_seeds", "cluster_refresh_ms", "max_redirects"},
+        [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
+          if (key == "connections") {
+            readInt(value, key_path, kMaxBackendConnections, &out->backend_connections);
+          } else if (key == "connect_timeout_ms") {
+            readU32(value, key_path, &out->backend_connect_timeout_ms);
+          } else if (key == "reconnect_min_ms") {
+            readU32(value, key_path, &out->backend_reconnect_min_ms);
+          } else if (key == "reconnect_max_ms") {
+            readU32(value, key_path, &out->backend_reconnect_max_ms);
+          } else if (key == "timeout_ms") {
+            readU32(value, key_path, &out->backend_timeout_ms);
+          } else if (key == "slow_commands") {
+            readStringList(value, key_path, &out->backend_slow_commands);
+          } else if (key == "slow_timeout_ms") {
+            readU32(value, key_path, &out->backend_slow_timeout_ms);
+          } else if (key == "ping_interval_ms") {
+            readU32(value, key_path, &out->backend_ping_interval_ms);
+          } else if (key == "failure_limit") {
+            readU32(value, key_path, &out->backend_failure_limit);
+          } else if (key == "retry_timeout_ms") {
+            readU32(value, key_path, &out->backend_retry_timeout_ms);
+          } else if (key == "retry_timeout_max_ms") {
+            readU32(value, key_path, &out->backend_retry_timeout_max_ms);
+          } else if (key == "read_from") {
+            readReadFrom(value, key_path, &out->read_from);
+          } else if (key == "username") {
+            readString(value, key_path, &out->backend_username);
+          } else if (key == "mode") {
+            std::string mode;
+            readString(value, key_path, &mode);
+            if (mode == "cluster" || mode == "static") {
+              out->cluster_mode = mode == "cluster";
+            } else if (value.IsScalar()) {
+              error(key_path, "expected static or cluster, got '" + mode + "'");
+            }
+          } else if (key == "cluster_seeds") {
+            readEndpoints(value, key_path, &out->cluster_seeds);
+          } else if (key == "cluster_refresh_ms") {
+            readU32(value, key_path, &out->cluster_refresh_ms);
+          } else if (key == "max_redirects") {
+            readU32(value, key_path, &out->max_redirects);
+          } else {
+            readString(value, key_path, &out->backend_password);
+          }
+        });
   }
 
   void readReadFrom(const YAML::Node& node, const std::string& path, ReadFrom* out) {
@@ -427,24 +432,31 @@ class YamlReader {
   }
 
   void readLimits(const YAML::Node& node, const std::string& path, Limits* out) {
-    forEachKey(node, path,
-               {"max_bulk_len", "max_array_len", "max_inline_len", "max_inflight_per_client",
-                "client_output_buffer", "max_clients"},
-               [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
-                 if (key == "max_bulk_len") {
-                   readSize(value, key_path, kMaxSizeBytes, &out->max_bulk_len);
-                 } else if (key == "max_array_len") {
-                   readU32(value, key_path, &out->max_array_len);
-                 } else if (key == "max_inline_len") {
-                   readSize32(value, key_path, &out->max_inline_len);
-                 } else if (key == "max_inflight_per_client") {
-                   readU32(value, key_path, &out->max_inflight_per_client);
-                 } else if (key == "client_output_buffer") {
-                   readSize(value, key_path, kMaxSizeBytes, &out->client_output_buffer);
-                 } else {
-                   readU32(value, key_path, &out->max_clients);
-                 }
-               });
+    forEachKey(
+        node, path,
+        {"max_bulk_len", "max_array_len", "max_inline_len", "max_inflight_per_client",
+         "client_output_buffer", "max_clients", "timeout", "tcp_keepalive", "buffer_pool_bytes"},
+        [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
+          if (key == "max_bulk_len") {
+            readSize(value, key_path, kMaxSizeBytes, &out->max_bulk_len);
+          } else if (key == "max_array_len") {
+            readU32(value, key_path, &out->max_array_len);
+          } else if (key == "max_inline_len") {
+            readSize32(value, key_path, &out->max_inline_len);
+          } else if (key == "max_inflight_per_client") {
+            readU32(value, key_path, &out->max_inflight_per_client);
+          } else if (key == "client_output_buffer") {
+            readSize(value, key_path, kMaxSizeBytes, &out->client_output_buffer);
+          } else if (key == "timeout") {
+            readU32(value, key_path, &out->timeout);
+          } else if (key == "tcp_keepalive") {
+            readU32(value, key_path, &out->tcp_keepalive);
+          } else if (key == "buffer_pool_bytes") {
+            readSize(value, key_path, kMaxSizeBytes, &out->buffer_pool_bytes);
+          } else {
+            readU32(value, key_path, &out->max_clients);
+          }
+        });
   }
 
   // Every list entry yields a ShardConfig, even a broken one, so that shard indices in later

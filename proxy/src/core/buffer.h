@@ -1,5 +1,7 @@
 // Buffer: a growable byte buffer with a read and a write position, and BufferPool, the per-worker
-// free list that lets idle connections hold no buffer of their own.
+// free list that lets idle connections hold no buffer of their own. Memory follows the bytes: a
+// buffer that grew for a large value gives it back once empty, and the pool keeps a bounded number
+// of bytes.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +12,12 @@
 #include <vector>
 
 namespace sp {
+
+// A connection buffer keeps up to this much capacity for the next bytes; a larger one gives its
+// memory back once it is (nearly) empty again (Buffer::shrinkIfEmpty, Buffer::shrink), so that one
+// large value does not pin its memory for the life of the connection. Small pipelines never
+// reach it.
+inline constexpr size_t kBufferKeepBytes = 64 * 1024;
 
 class Buffer {
  public:
@@ -51,6 +59,23 @@ class Buffer {
   }
   void clear() { rpos_ = wpos_ = 0; }
 
+  // Frees the storage of an empty buffer whose capacity passed `keep` bytes; returns the bytes
+  // freed (0 when it kept them). Cheap: one comparison unless there is something to free.
+  size_t shrinkIfEmpty(size_t keep) noexcept {
+    if (cap_ <= keep || wpos_ != rpos_) {
+      return 0;
+    }
+    const size_t freed = cap_;
+    buf_.reset();
+    cap_ = rpos_ = wpos_ = 0;
+    return freed;
+  }
+  // shrinkIfEmpty, and also for a buffer that still holds up to keep / 2 bytes: they move to
+  // storage just large enough (when that cannot be had, nothing changes). Only where nothing
+  // points into the buffer, e.g. not while a socket write of it is in flight. Returns the bytes
+  // given back.
+  size_t shrink(size_t keep) noexcept;
+
   void swap(Buffer& other) noexcept {
     std::swap(buf_, other.buf_);
     std::swap(cap_, other.cap_);
@@ -65,26 +90,50 @@ class Buffer {
   size_t wpos_ = 0;
 };
 
-// Recycles buffers within one worker thread. Buffers that grew large are freed instead of kept,
-// so one 64 MB value does not pin 64 MB for the life of the worker.
+// Recycles buffers within one worker thread, bounded in bytes of capacity so that neither one
+// 64 MB value nor a burst of thousands of clients with 1 MB requests pins its memory for the life
+// of the worker. At rest the free buffers hold at most `max_bytes` (limits.buffer_pool_bytes).
+// While busy they may hold up to kBusyFactor times that, so that a steady load whose buffers are
+// in use at once only part of each loop turn does not free and allocate them every turn; what
+// sits unused through a whole trim() interval beyond `max_bytes` is freed then. A buffer larger
+// than `max_retained_capacity` is never kept.
 class BufferPool {
  public:
-  explicit BufferPool(size_t max_retained_capacity = 1 << 20, size_t max_free = 4096)
-      : max_retained_capacity_(max_retained_capacity), max_free_(max_free) {}
+  static constexpr size_t kDefaultMaxBytes = 4 << 20;
+  static constexpr size_t kBusyFactor = 16;
+
+  explicit BufferPool(size_t max_bytes = kDefaultMaxBytes, size_t max_retained_capacity = 1 << 20)
+      : max_bytes_(max_bytes), max_retained_capacity_(max_retained_capacity) {}
   ~BufferPool();
   BufferPool(const BufferPool&) = delete;
   BufferPool& operator=(const BufferPool&) = delete;
 
   Buffer* acquire();
   void release(Buffer* buffer);
+  // Periodic (the worker's trim timer): frees the free buffers beyond `max_bytes` that no
+  // acquire() needed since the last call, least recently used first.
+  void trim();
+  // A new bound (a reload): free buffers beyond it are freed at once.
+  void setMaxBytes(size_t max_bytes);
+
   size_t freeCount() const { return free_.size(); }
   size_t liveCount() const { return live_; }
+  size_t retainedBytes() const { return retained_bytes_; }  // capacity of the free buffers
+  // Capacity freed (not kept) since the last call: the worker gives memory back to the system
+  // when it is large.
+  size_t takeFreedBytes() { return std::exchange(freed_bytes_, 0); }
 
  private:
+  void drop(Buffer* buffer);
+  void dropOldest(size_t bytes);  // from the bottom of the free stack, at least `bytes`
+
+  size_t max_bytes_;
   size_t max_retained_capacity_;
-  size_t max_free_;
   size_t live_ = 0;
-  std::vector<Buffer*> free_;
+  size_t retained_bytes_ = 0;
+  size_t low_water_ = 0;  // least retained_bytes_ since the last trim()
+  size_t freed_bytes_ = 0;
+  std::vector<Buffer*> free_;  // a stack: the most recently released last
 };
 
 }  // namespace sp

@@ -1,6 +1,6 @@
 // Listening sockets: one per worker on the same address, with SO_REUSEPORT so the kernel spreads
-// connections over workers. libuv 1.44 has no flag for it, so the socket is made here and handed
-// to uv_tcp_open by the worker.
+// connections over workers. libuv 1.44 has no flag for it, so the socket is made here; the worker
+// listens on it and accepts from it itself (net/worker.h says why not through uv_listen).
 #pragma once
 
 #include <cstdint>

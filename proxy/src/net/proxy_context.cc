@@ -5,6 +5,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
 
 #include "net/worker.h"
@@ -123,7 +124,7 @@ std::vector<ShardSummary> ProxyContext::shardSummaries() const {
   return out;
 }
 
-std::string ProxyContext::info(std::string_view section) const {
+std::string ProxyContext::info(std::string_view section, bool admin) const {
   std::string out;
   const uint64_t now = static_cast<uint64_t>(std::time(nullptr));
   const auto cfg = config();
@@ -154,7 +155,8 @@ std::string ProxyContext::info(std::string_view section) const {
     }
     out += "# Clients\r\n";
     line(out, "connected_clients", open);
-    line(out, "maxclients", static_cast<uint64_t>(cfg->limits.max_clients));
+    line(out, "maxclients",
+         std::min<uint64_t>(cfg->limits.max_clients, max_clients.load(std::memory_order_relaxed)));
     for (const Worker* w : workers) {
       line(out, "worker" + std::to_string(w->index()) + "_clients",
            w->stats().connections_open.get());
@@ -164,7 +166,7 @@ std::string ProxyContext::info(std::string_view section) const {
   if (wants(section, "stats")) {
     uint64_t accepted = 0, rejected = 0, commands = 0, local = 0, split = 0, refused = 0;
     uint64_t perr_client = 0, perr_backend = 0, out_limit = 0, paused = 0, in = 0, sent = 0;
-    uint64_t slow = 0;
+    uint64_t slow = 0, auth_failures = 0;
     for (const Worker* w : workers) {
       const WorkerStats& s = w->stats();
       accepted += s.connections_accepted.get();
@@ -180,6 +182,7 @@ std::string ProxyContext::info(std::string_view section) const {
       in += s.bytes_in.get();
       sent += s.bytes_out.get();
       slow += s.slow_requests.get();
+      auth_failures += s.auth_failures.get();
     }
     out += "# Stats\r\n";
     line(out, "total_connections_received", accepted);
@@ -195,6 +198,7 @@ std::string ProxyContext::info(std::string_view section) const {
     line(out, "total_net_input_bytes", in);
     line(out, "total_net_output_bytes", sent);
     line(out, "slow_requests", slow);
+    line(out, "acl_access_denied_auth", auth_failures);  // Redis 7.2's name for failed AUTHs
     line(out, "config_reloads_ok", reloads.succeeded.load());
     line(out, "config_reloads_failed", reloads.failed.load());
     uint64_t moved = 0, ask = 0, tryagain = 0;
@@ -213,7 +217,7 @@ std::string ProxyContext::info(std::string_view section) const {
     out += keyspace.infoLines();
     out += "\r\n";
   }
-  if (wants(section, "shards")) {
+  if (admin && wants(section, "shards")) {
     out += "# Shards\r\n";
     for (const ShardSummary& s : shardSummaries()) {
       const ShardTotals& t = s.primary;
@@ -230,7 +234,8 @@ std::string ProxyContext::info(std::string_view section) const {
                ",connects=" + std::to_string(t.connects) + ",connect_failures=" +
                std::to_string(t.connect_failures) + ",timeouts=" + std::to_string(t.timeouts) +
                ",ejections=" + std::to_string(t.ejections) +
-               ",ping_failures=" + std::to_string(t.ping_failures) + per_worker);
+               ",ping_failures=" + std::to_string(t.ping_failures) +
+               ",ping_busy=" + std::to_string(t.ping_busy) + per_worker);
       if (!s.address.replicas.empty()) {
         std::string addrs;
         for (const auto& rep : s.address.replicas) {

@@ -72,6 +72,9 @@ struct ProxyContext {
   std::string config_file;    // --config, "" when run from flags alone
   std::atomic<uint64_t> next_client_id{1};
   std::atomic<uint64_t> clients_open{0};
+  // limits.max_clients as the open-files limit allows it (net/fd_budget.h), set by main at
+  // start-up and on reload; the workers refuse clients past it.
+  std::atomic<uint32_t> max_clients{UINT32_MAX};
   std::atomic<uint64_t> next_slowlog_id{0};
   ReloadStats reloads;
   Reloader* reloader = nullptr;  // set by main before the workers start; PROXY RELOAD uses it
@@ -82,8 +85,9 @@ struct ProxyContext {
   // Every shard of the current topology, summed over the workers.
   std::vector<ShardSummary> shardSummaries() const;
 
-  // The INFO reply text for `section` ("" or "default" or "all" = every section).
-  std::string info(std::string_view section) const;
+  // The INFO reply text for `section` ("" or "default" or "all" = every section). `admin` false
+  // (a non-admin user of auth.users) leaves out the shards section, which names the backends.
+  std::string info(std::string_view section, bool admin = true) const;
 
  private:
   mutable std::mutex mu_;

@@ -11,6 +11,7 @@
 
 #include "config/topology_builder.h"
 #include "core/log.h"
+#include "net/fd_budget.h"
 #include "net/proxy_context.h"
 #include "net/topology_source.h"
 #include "net/worker.h"
@@ -71,6 +72,15 @@ ReloadOutcome Reloader::reload(std::string_view trigger) {
     context_.reloads.failed.fetch_add(1);
     context_.reloads.last_ok.store(false);
     outcome.message = resolve_error;
+    return outcome;
+  }
+  std::string budget_error;
+  if (!applyDescriptorBudget(context_, *fresh, *topology, context_.workers.size(),
+                             "reload (" + std::string(trigger) + ")", &budget_error)) {
+    spdlog::error("reload ({}): {}; the running configuration is unchanged", trigger, budget_error);
+    context_.reloads.failed.fetch_add(1);
+    context_.reloads.last_ok.store(false);
+    outcome.message = budget_error;
     return outcome;
   }
   const route::TopologyPtr old = context_.topology();

@@ -71,7 +71,8 @@ void collectWorkers(const ProxyContext& context, FamilySet* set) {
     }
     set->add("shardproxy_client_connections_closed_total",
              "Client connections closed, by reason (client_closed, quit: after QUIT or a protocol "
-             "error reply, output_limit, max_clients, shutdown, out_of_memory, error)",
+             "error reply, output_limit, max_clients, shutdown, out_of_memory, idle_timeout: "
+             "limits.timeout, error)",
              kCounter, {{"reason", kCloseReasonNames[r]}}, static_cast<double>(total));
   }
   for (size_t r = 0; r < kParseErrors; ++r) {

@@ -1,12 +1,22 @@
 // Worker thread: accept, batched flush in the check phase, health pings, drain and shutdown.
 #include "net/worker.h"
 
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
 #include <spdlog/spdlog.h>
 
 #include "backend/backend_conn.h"
 #include "backend/dedicated_conn.h"
+#include "core/allocator.h"
 #include "core/assert.h"
 #include "core/clock.h"
+#include "net/tcp_keepalive.h"
 #include "net/topology_source.h"
 #include "session/client_session.h"
 
@@ -14,12 +24,24 @@ namespace sp::net {
 namespace {
 
 constexpr uint64_t kDrainPollMs = 10;
+constexpr uint64_t kTrimIntervalMs = 1000;
+// Buffer bytes freed (per worker) past which the allocator is asked to give free memory back to
+// the system, once a trim interval passes with less than this freed.
+constexpr size_t kReturnMemoryAfterBytes = 1 << 20;
 // -TRYAGAIN (a multi-key command on a slot whose keys are half migrated): the fragment goes
 // again to the same node after 2, 4, 8 ... ms (at most 100 ms apart), up to 10 times (about
 // half a second in all), then the client gets the TRYAGAIN.
 constexpr uint64_t kTryAgainFirstDelayMs = 2;
 constexpr uint64_t kTryAgainMaxDelayMs = 100;
 constexpr uint32_t kTryAgainRetries = 10;
+constexpr int kListenBacklog = 4096;
+// Connections accepted per readable event; the socket stays readable, so the rest follow after
+// the loop has served the other connections.
+constexpr int kAcceptBatch = 64;
+constexpr uint64_t kAcceptPauseMs = 100;  // accept failed and could not be answered: wait
+constexpr std::string_view kMaxClientsError = "-ERR max number of clients reached\r\n";
+
+int openSpare() { return ::open("/dev/null", O_RDONLY | O_CLOEXEC); }
 
 std::vector<std::string> shardNames(const route::Topology& topology) {
   std::vector<std::string> names;
@@ -102,6 +124,8 @@ void Worker::applyLimits() {
   slowlog_threshold_us_ = config_->slowlog_threshold_us;
   slowlog_enabled_ = config_->slowlog_max_len > 0;
   slow_log_.configure(config_->slowlog_max_len);
+  buffers_.setMaxBytes(limits.buffer_pool_bytes);
+  slow_commands_ = resp::CommandSet(config_->backend_slow_commands);
 }
 
 void Worker::startThread() {
@@ -167,6 +191,9 @@ void Worker::applyConfig(std::shared_ptr<const config::Config> config,
   if (!closed_ && config_->backend_ping_interval_ms != ping_interval_ms_) {
     startPingTimer();
   }
+  if (!closed_ && static_cast<uint64_t>(config_->limits.timeout) * 1000 != idle_timeout_ms_) {
+    startIdleTimer();
+  }
   if (topology == topology_ || closed_) {
     return;
   }
@@ -227,17 +254,20 @@ void Worker::startPingTimer() {
 }
 
 void Worker::run() {
-  uv_tcp_init(&loop_, &listener_);
-  listener_.data = this;
-  int rc = uv_tcp_open(&listener_, listen_fd_);
-  SP_ASSERT(rc == 0);
-  rc = uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), 4096, [](uv_stream_t* s, int status) {
-    static_cast<Worker*>(s->data)->onConnection(status);
-  });
-  if (rc != 0) {
-    spdlog::critical("worker {}: listen failed: {}", index_, uv_strerror(rc));
+  if (::listen(listen_fd_, kListenBacklog) != 0) {
+    spdlog::critical("worker {}: listen failed: {}", index_, std::strerror(errno));
     std::abort();
   }
+  int rc = uv_poll_init_socket(&loop_, &listener_, listen_fd_);
+  SP_ASSERT(rc == 0);
+  listener_.data = this;
+  uv_poll_start(&listener_, UV_READABLE, &Worker::onListenerCb);
+  spare_fd_ = openSpare();
+  uv_timer_init(&loop_, &accept_timer_);
+  accept_timer_.data = this;
+  uv_timer_init(&loop_, &idle_timer_);
+  idle_timer_.data = this;
+  startIdleTimer();
   uv_check_init(&loop_, &check_);
   check_.data = this;
   uv_check_start(&check_, [](uv_check_t* c) { static_cast<Worker*>(c->data)->onCheck(); });
@@ -249,6 +279,11 @@ void Worker::run() {
   uv_timer_init(&loop_, &retry_timer_);
   retry_timer_.data = this;
   startPingTimer();
+  uv_timer_init(&loop_, &trim_timer_);
+  trim_timer_.data = this;
+  uv_timer_start(
+      &trim_timer_, [](uv_timer_t* t) { static_cast<Worker*>(t->data)->onTrimTimer(); },
+      kTrimIntervalMs, kTrimIntervalMs);
   uv_async_init(&loop_, &stop_async_,
                 [](uv_async_t* a) { static_cast<Worker*>(a->data)->onStopRequested(); });
   stop_async_.data = this;
@@ -257,28 +292,144 @@ void Worker::run() {
   spdlog::debug("worker {}: stopped", index_);
 }
 
-void Worker::onConnection(int status) {
-  if (status < 0 || draining_) {
+void Worker::onListenerCb(uv_poll_t* poll, int status, int /*events*/) {
+  auto* self = static_cast<Worker*>(poll->data);
+  if (status < 0) {
+    if (self->log_limiter_.allow()) {
+      spdlog::warn("worker {}: listening socket error: {}", self->index_, uv_strerror(status));
+    }
+    self->pauseAccepting();
     return;
   }
+  self->onAcceptable();
+}
+
+void Worker::onAcceptable() {
+  for (int i = 0; i < kAcceptBatch && !draining_; ++i) {
+    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) {
+      onConnection(fd);
+      continue;
+    }
+    const int err = errno;
+    if (err == EAGAIN || err == EWOULDBLOCK) {
+      return;
+    }
+    if (err == EINTR || err == ECONNABORTED) {
+      continue;
+    }
+    if ((err == EMFILE || err == ENFILE) && refuseOnSpare()) {
+      continue;
+    }
+    // No spare descriptor either (or ENOBUFS, ENOMEM): the connection waits in the backlog, and
+    // polling a socket that stays readable would spin.
+    if (log_limiter_.allow()) {
+      spdlog::warn("worker {}: accept failed: {}; not accepting for {} ms", index_,
+                   std::strerror(err), kAcceptPauseMs);
+    }
+    pauseAccepting();
+    return;
+  }
+}
+
+bool Worker::refuseOnSpare() {
+  if (spare_fd_ < 0) {
+    // Lost to another thread after the last refusal; a descriptor is free again if it opens.
+    spare_fd_ = openSpare();
+    return spare_fd_ >= 0;
+  }
+  ::close(spare_fd_);
+  spare_fd_ = -1;
+  const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  const int accept_errno = fd < 0 ? errno : 0;
+  if (fd >= 0) {
+    // Best effort, as redis-server does: the error fits any socket buffer.
+    (void)::send(fd, kMaxClientsError.data(), kMaxClientsError.size(), MSG_NOSIGNAL);
+    ::close(fd);
+    stats_.connections_rejected.add();
+    stats_.accept_fd_exhausted.add();
+    if (log_limiter_.allow()) {
+      spdlog::warn(
+          "worker {}: out of file descriptors with {} clients open: connection refused with "
+          "-ERR max number of clients reached (raise `ulimit -n` or lower limits.max_clients)",
+          index_, context_.clients_open.load(std::memory_order_relaxed));
+    }
+  }
+  spare_fd_ = openSpare();
+  return fd >= 0 || (accept_errno != EMFILE && accept_errno != ENFILE);
+}
+
+void Worker::pauseAccepting() {
+  if (draining_ || closed_) {
+    return;
+  }
+  uv_poll_stop(&listener_);
+  uv_timer_start(
+      &accept_timer_,
+      [](uv_timer_t* t) {
+        auto* self = static_cast<Worker*>(t->data);
+        if (!self->draining_) {
+          uv_poll_start(&self->listener_, UV_READABLE, &Worker::onListenerCb);
+        }
+      },
+      kAcceptPauseMs, 0);
+}
+
+void Worker::onConnection(int fd) {
   uint64_t id = context_.next_client_id.fetch_add(1, std::memory_order_relaxed);
   auto* session = new session::ClientSession(*this, id);
   uv_tcp_init(&loop_, session->handle());
   sessions_.insert(session);
   stats_.connections_open.add();
   const uint64_t open = context_.clients_open.fetch_add(1, std::memory_order_relaxed) + 1;
-  if (uv_accept(reinterpret_cast<uv_stream_t*>(&listener_),
-                reinterpret_cast<uv_stream_t*>(session->handle())) != 0) {
+  if (uv_tcp_open(session->handle(), fd) != 0) {
+    ::close(fd);
     session->close("accept failed");
     return;
   }
-  if (open > config_->limits.max_clients) {
+  const uint64_t limit = std::min<uint64_t>(config_->limits.max_clients,
+                                            context_.max_clients.load(std::memory_order_relaxed));
+  if (open > limit) {
     stats_.connections_rejected.add();
-    session->refuseConnection("-ERR max number of clients reached\r\n");
+    if (log_limiter_.allow()) {
+      spdlog::warn("worker {}: client connection refused: {} clients open, the limit is {}", index_,
+                   open - 1, limit);
+    }
+    session->refuseConnection(kMaxClientsError);
     return;
   }
   stats_.connections_accepted.add();
   session->start();
+}
+
+void Worker::setKeepAlive(uv_tcp_t* tcp) const {
+  setTcpKeepAlive(tcp, config_->limits.tcp_keepalive);
+}
+
+void Worker::startIdleTimer() {
+  idle_timeout_ms_ = static_cast<uint64_t>(config_->limits.timeout) * 1000;
+  if (idle_timeout_ms_ == 0) {
+    uv_timer_stop(&idle_timer_);
+    return;
+  }
+  // One sweep per quarter of the timeout (0.1 to 1 s apart): a client goes at most that late.
+  const uint64_t period = std::clamp<uint64_t>(idle_timeout_ms_ / 4, 100, 1000);
+  uv_timer_start(
+      &idle_timer_, [](uv_timer_t* t) { static_cast<Worker*>(t->data)->onIdleTimer(); }, period,
+      period);
+}
+
+void Worker::onIdleTimer() {
+  const uint64_t now = uv_now(&loop_);
+  std::vector<session::ClientSession*> idle;
+  for (session::ClientSession* s : sessions_) {
+    if (s->idleMs(now) > idle_timeout_ms_) {
+      idle.push_back(s);
+    }
+  }
+  for (session::ClientSession* s : idle) {
+    s->close("idle timeout");
+  }
 }
 
 void Worker::sessionClosed(session::ClientSession* s) {
@@ -393,6 +544,18 @@ bool Worker::retryLater(session::PendingRequest* request, uint32_t fragment,
   return true;
 }
 
+void Worker::replyLater(session::PendingRequest* request, uint64_t delay_ms, std::string reply) {
+  if (closed_) {
+    session::ClientSession::onBackendReply(*this, request, 0, reply);
+    return;
+  }
+  const uint64_t due = uv_now(&loop_) + delay_ms;
+  retries_.push_back(DeferredRetry{request, 0, std::string(), 0, due, std::move(reply)});
+  if (!uv_is_active(reinterpret_cast<uv_handle_t*>(&retry_timer_)) || due < retry_timer_due_) {
+    armRetryTimer(due);
+  }
+}
+
 void Worker::armRetryTimer(uint64_t due_ms) {
   const uint64_t now = uv_now(&loop_);
   retry_timer_due_ = due_ms;
@@ -419,7 +582,7 @@ void Worker::onRetryTimer() {
     armRetryTimer(next);
   }
   for (DeferredRetry& r : due) {
-    if (r.request->owner == nullptr) {
+    if (r.request->owner == nullptr || r.host.empty()) {
       session::ClientSession::onBackendReply(*this, r.request, r.fragment, r.reply);
     } else {
       sendToNode(r.request, r.fragment, r.host, r.port, false);
@@ -532,12 +695,28 @@ void Worker::onPingTimer() {
   std::erase_if(retired_, [](const auto& conn) { return conn->fullyClosed(); });
 }
 
+void Worker::onTrimTimer() {
+  buffers_.trim();
+  size_t freed = buffers_.takeFreedBytes();
+  forEachBackend([&freed](backend::BackendConn& conn) { freed += conn.trimBuffers(); });
+  unreturned_bytes_ += freed;
+  // Once a burst is over: while buffers are still freed by the megabyte every second, the heap
+  // is being reused, and handing it back would only cost page faults.
+  if (freed < kReturnMemoryAfterBytes && unreturned_bytes_ >= kReturnMemoryAfterBytes) {
+    unreturned_bytes_ = 0;
+    returnFreeMemory();
+  }
+}
+
 void Worker::onStopRequested() {
   if (draining_) {
     return;
   }
   draining_ = true;
-  uv_close(reinterpret_cast<uv_handle_t*>(&listener_), nullptr);
+  uv_timer_stop(&accept_timer_);
+  uv_close(reinterpret_cast<uv_handle_t*>(&listener_), [](uv_handle_t* h) {
+    ::close(static_cast<Worker*>(h->data)->listen_fd_);  // polled, not owned, by the handle
+  });
   drain_deadline_ms_ = monoMicros() / 1000 + config_->shutdown_timeout_ms;
   uv_timer_start(
       &drain_timer_, [](uv_timer_t* t) { static_cast<Worker*>(t->data)->onDrainTimer(); }, 0,
@@ -581,8 +760,17 @@ void Worker::closeEverything() {
   uv_timer_stop(&ping_timer_);
   uv_close(reinterpret_cast<uv_handle_t*>(&drain_timer_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&ping_timer_), nullptr);
+  uv_timer_stop(&trim_timer_);
+  uv_close(reinterpret_cast<uv_handle_t*>(&trim_timer_), nullptr);
   uv_timer_stop(&retry_timer_);
   uv_close(reinterpret_cast<uv_handle_t*>(&retry_timer_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t*>(&accept_timer_), nullptr);
+  uv_timer_stop(&idle_timer_);
+  uv_close(reinterpret_cast<uv_handle_t*>(&idle_timer_), nullptr);
+  if (spare_fd_ >= 0) {
+    ::close(spare_fd_);
+    spare_fd_ = -1;
+  }
   uv_check_stop(&check_);
   uv_close(reinterpret_cast<uv_handle_t*>(&check_), nullptr);
   idle_active_ = false;

@@ -62,6 +62,7 @@ class Worker {
   int index() const { return index_; }
   uv_loop_t* loop() { return &loop_; }
   ProxyContext& context() { return context_; }
+  const ProxyContext& context() const { return context_; }
   const config::Config& config() const { return *config_; }
   const route::Topology& topology() const { return *topology_; }
   WorkerStats& stats() { return stats_; }
@@ -75,6 +76,8 @@ class Worker {
   std::string& scratchCommand() { return command_; }
   resp::RequestFrame& scratchFrame() { return frame_; }
   const resp::ParserLimits& parserLimits() const { return parser_limits_; }
+  // backend.slow_commands: a request of one of these waits up to backend.slow_timeout_ms.
+  bool slowCommand(const resp::CommandInfo* cmd) const { return slow_commands_.contains(cmd); }
   session::SlowLog& slowLog() { return slow_log_; }
   const session::SlowLog& slowLog() const { return slow_log_; }
   uint64_t slowlogThresholdUs() const { return slowlog_threshold_us_; }
@@ -107,6 +110,11 @@ class Worker {
                   const route::ShardAddress& node, std::string_view reply);
   // Cluster mode: asks the topology watcher for a CLUSTER SLOTS refresh soon.
   void requestTopologyRefresh();
+  // Completes `request` with `reply` after delay_ms, in its place in its client's FIFO (a failed
+  // AUTH past the free ones); an orphaned request is released then.
+  void replyLater(session::PendingRequest* request, uint64_t delay_ms, std::string reply);
+  // limits.tcp_keepalive on a connected client or shard connection.
+  void setKeepAlive(uv_tcp_t* tcp) const;
 
   void markDirty(session::ClientSession* s);
   void markDirty(backend::BackendConn* b);
@@ -122,12 +130,25 @@ class Worker {
   static constexpr size_t kReadBufferSize = 64 * 1024;
 
   void run();
-  void onConnection(int status);
+  // Accepting. The listening socket is polled and accepted here rather than by uv_listen, whose
+  // answer to EMFILE is to accept and close every waiting connection without a word: when
+  // descriptors run out, spare_fd_ is given up for a moment to accept one connection, write it
+  // "-ERR max number of clients reached" and close it (counted, logged), as redis-server answers.
+  static void onListenerCb(uv_poll_t* poll, int status, int events);
+  void onAcceptable();
+  void onConnection(int fd);
+  bool refuseOnSpare();   // EMFILE/ENFILE: false when no spare descriptor could be had
+  void pauseAccepting();  // for kAcceptPauseMs, when accept fails and cannot be answered
+  void startIdleTimer();  // limits.timeout: the idle-client sweep, or none
+  void onIdleTimer();
   void onCheck();
   void wakeForFlush();
   void onStopRequested();
   void onDrainTimer();
   void onPingTimer();
+  // Memory return, once a second: frees backend buffers that a large value left grown, and
+  // gives freed memory back to the system when much was freed (core/allocator.h).
+  void onTrimTimer();
   void onMailbox();
   void closeEverything();
   // Connections for shard s of `topology` (not started).
@@ -152,7 +173,11 @@ class Worker {
   std::shared_ptr<const config::Config> config_;
   route::TopologyPtr topology_;
   uv_loop_t loop_{};
-  uv_tcp_t listener_{};
+  uv_poll_t listener_{};       // readable: connections wait in listen_fd_'s backlog
+  uv_timer_t accept_timer_{};  // pauseAccepting()
+  int spare_fd_ = -1;          // /dev/null, given up to refuse a connection on EMFILE
+  uv_timer_t idle_timer_{};    // limits.timeout sweep
+  uint64_t idle_timeout_ms_ = 0;
   uv_check_t check_{};
   uv_async_t stop_async_{};
   uv_async_t mailbox_async_{};
@@ -161,6 +186,9 @@ class Worker {
   bool closed_mailbox_ = false;                        // guarded by mailbox_mu_
   uv_timer_t drain_timer_{};
   uv_timer_t ping_timer_{};
+  uv_timer_t trim_timer_{};
+  // Buffer bytes onTrimTimer saw freed and has not yet asked the allocator to hand back.
+  size_t unreturned_bytes_ = 0;
   uv_idle_t idle_{};  // keeps the loop from blocking while deferred work remains
   bool idle_active_ = false;
   bool draining_ = false;
@@ -178,6 +206,7 @@ class Worker {
   std::string command_;
   resp::RequestFrame frame_;
   resp::ParserLimits parser_limits_;
+  resp::CommandSet slow_commands_;
   session::SlowLog slow_log_;
   uint64_t slowlog_threshold_us_ = 0;
   bool slowlog_enabled_ = false;
@@ -191,7 +220,8 @@ class Worker {
   std::vector<std::unique_ptr<backend::BackendConn>> retired_;  // draining; freed once closed
   // Cluster mode: connections to nodes a redirect named before the topology listed them.
   std::unordered_map<std::string, std::unique_ptr<backend::BackendConn>> extra_nodes_;
-  // Cluster mode: fragments answered -TRYAGAIN, waiting for retry_timer_ to send them again.
+  // Cluster mode: fragments answered -TRYAGAIN, waiting for retry_timer_ to send them again; and
+  // replies held back by replyLater (host empty), delivered when due.
   struct DeferredRetry {
     session::PendingRequest* request;
     uint32_t fragment;

@@ -22,6 +22,9 @@ CloseReason closeReason(std::string_view why) {
   if (why == "out of memory") {
     return CloseReason::kOutOfMemory;
   }
+  if (why == "idle timeout") {
+    return CloseReason::kIdleTimeout;
+  }
   return CloseReason::kError;
 }
 

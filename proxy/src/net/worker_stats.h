@@ -39,7 +39,17 @@ const char* backendStateName(BackendState state);
   X(connections_accepted, Counter, kCounter, "shardproxy_client_connections_accepted_total",  \
     "Client connections accepted", "", "")                                                    \
   X(connections_rejected, Counter, kCounter, "shardproxy_client_connections_rejected_total",  \
-    "Client connections refused because limits.max_clients was reached", "", "")              \
+    "Client connections refused with -ERR max number of clients reached: limits.max_clients " \
+    "(as far as the open-files limit allows) was reached, or accept ran out of descriptors",  \
+    "", "")                                                                                   \
+  X(accept_fd_exhausted, Counter, kCounter, "shardproxy_client_accept_fd_exhausted_total",    \
+    "Client connections taken on the spare descriptor and refused because the process had "   \
+    "run out of file descriptors (EMFILE/ENFILE); also counted as rejected",                  \
+    "", "")                                                                                   \
+  X(auth_failures, Counter, kCounter, "shardproxy_client_auth_failures_total",                \
+    "Failed AUTH and HELLO ... AUTH attempts; past 3 on a connection each further attempt "   \
+    "there is answered after a growing delay",                                                \
+    "", "")                                                                                   \
   X(closed_output_limit, Counter, kCounter, "", "", "", "")                                   \
   X(commands, HotCounter, kCounter, "", "", "", "")                                           \
   X(commands_local, HotCounter, kCounter, "", "", "", "")                                     \
@@ -67,7 +77,7 @@ const char* backendStateName(BackendState state);
     "kind", "connection")                                                                      \
   X(reply_errors, Counter, kCounter, "shardproxy_backend_errors_total", "", "kind", "reply")   \
   X(timeouts, Counter, kCounter, "shardproxy_backend_timeouts_total",                          \
-    "Connections recycled because a reply took longer than backend.timeout_ms", "", "")        \
+    "Connections recycled because no byte moved for backend.timeout_ms (stalled)", "", "")     \
   X(connects, Counter, kCounter, "shardproxy_backend_connects_total",                          \
     "Backend connection attempts by result", "result", "ok")                                   \
   X(connect_failures, Counter, kCounter, "shardproxy_backend_connects_total", "", "result",    \
@@ -82,6 +92,8 @@ const char* backendStateName(BackendState state);
     "Requests sent to the shard and not yet answered", "", "")                                 \
   X(ping_failures, Counter, kCounter, "shardproxy_backend_health_check_failures_total",        \
     "Health-check PINGs answered with an error", "", "")                                       \
+  X(ping_busy, Counter, kCounter, "shardproxy_backend_busy_total",                             \
+    "Health-check PINGs answered -BUSY or -LOADING: alive but busy, not a failure", "", "")    \
   X(ejections, Counter, kCounter, "shardproxy_backend_ejections_total",                        \
     "Times a connection was ejected after backend.failure_limit consecutive failures", "", "") \
   X(replica_reads, HotCounter, kCounter, "shardproxy_backend_replica_reads_total",             \
@@ -137,14 +149,17 @@ enum class CloseReason : uint8_t {
   kMaxClients,
   kShutdown,
   kOutOfMemory,
+  kIdleTimeout,
   kError
 };
-inline constexpr size_t kCloseReasons = 7;
+inline constexpr size_t kCloseReasons = 8;
 inline constexpr std::array<std::string_view, kCloseReasons> kCloseReasonNames = {
-    "client_closed", "quit", "output_limit", "max_clients", "shutdown", "out_of_memory", "error"};
+    "client_closed", "quit",          "output_limit", "max_clients",
+    "shutdown",      "out_of_memory", "idle_timeout", "error"};
 // "client closed" -> client_closed, "quit" (QUIT, or after a protocol error reply) -> quit,
 // "output buffer limit", "refused", "shutdown", "out of memory" (a request or reply that the
-// memory left could not hold); anything else (socket errors) -> error.
+// memory left could not hold), "idle timeout" (limits.timeout); anything else (socket errors)
+// -> error.
 CloseReason closeReason(std::string_view why);
 
 inline constexpr size_t kParseErrors = static_cast<size_t>(resp::ParseError::kTooDeep) + 1;

@@ -263,6 +263,38 @@ const CommandInfo* CommandTable::resolve(std::span<const std::string_view> args)
 
 std::span<const CommandInfo> CommandTable::commands() const { return kCommands; }
 
+CommandSet::CommandSet(std::span<const std::string> names) {
+  const CommandTable& table = CommandTable::instance();
+  const std::span<const CommandInfo> all = table.commands();
+  base_ = all.data();
+  top_.assign(all.size(), false);
+  for (const std::string& entry : names) {
+    std::string name = entry;  // "function kill" or "function|kill"
+    std::replace(name.begin(), name.end(), ' ', '|');
+    const size_t bar = name.find('|');
+    const CommandInfo* top = table.find(std::string_view(name).substr(0, bar));
+    if (top == nullptr) {
+      continue;
+    }
+    if (bar == std::string::npos) {
+      top_[static_cast<size_t>(top - all.data())] = true;
+      continue;
+    }
+    const std::string_view args[] = {top->name, std::string_view(name).substr(bar + 1)};
+    const CommandInfo* sub = table.resolve(args);
+    if (sub != top) {
+      subs_.push_back(sub);
+    }
+  }
+}
+
+bool CommandSet::contains(const CommandInfo* cmd) const {
+  if (cmd >= base_ && cmd < base_ + top_.size()) {
+    return top_[static_cast<size_t>(cmd - base_)];
+  }
+  return std::find(subs_.begin(), subs_.end(), cmd) != subs_.end();
+}
+
 bool arityOk(const CommandInfo& cmd, size_t argc) {
   if (cmd.arity >= 0) {
     return argc == static_cast<size_t>(cmd.arity);

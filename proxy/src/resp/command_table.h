@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -47,6 +48,7 @@ enum class MergeRule : uint8_t {
   kFirstShard,     // TIME, FUNCTION LIST: sent to the first shard only
   kScanCursor,     // SCAN: one shard, named by the cursor; the reply's cursor re-encoded
   kPubSubAck,      // (P|S)(UN)SUBSCRIBE: the reply is the proxy's own, once every shard confirmed
+  kAnyOk,          // SCRIPT KILL, FUNCTION KILL: +OK when a shard killed one, else NOTBUSY
 };
 
 // Redis 7 key specifications (COMMAND INFO "key specs"), reduced to what routing needs.
@@ -95,6 +97,23 @@ class CommandTable {
   const CommandInfo* resolve(std::span<const std::string_view> args) const;
 
   std::span<const CommandInfo> commands() const;  // top-level commands, sorted by name
+};
+
+// A set of commands (top-level or "container|sub" names), looked up per request: contains() is
+// a bounds check and a bit test for top-level commands, and a scan of the (usually empty) list of
+// subcommands named.
+class CommandSet {
+ public:
+  CommandSet() = default;
+  // Names the table does not know are ignored (the config validator reports them).
+  explicit CommandSet(std::span<const std::string> names);
+
+  bool contains(const CommandInfo* cmd) const;
+
+ private:
+  const CommandInfo* base_ = nullptr;     // CommandTable::commands().data()
+  std::vector<bool> top_;                 // by index in CommandTable::commands()
+  std::vector<const CommandInfo*> subs_;  // subcommand entries named
 };
 
 // True when args.size() satisfies the arity.

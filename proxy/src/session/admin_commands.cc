@@ -78,6 +78,7 @@ void shards(const net::ProxyContext& context, std::string* reply) {
     pair("timeouts", t.timeouts);
     pair("ejections", t.ejections);
     pair("ping_failures", t.ping_failures);
+    pair("ping_busy", t.ping_busy);
     std::string replicas;
     for (const auto& r : s.address.replicas) {
       replicas += (replicas.empty() ? "" : " ") + config::formatHostPort(r.host, r.port);
@@ -333,6 +334,12 @@ std::vector<std::pair<std::string, std::string>> configEntries(const config::Con
   add("backend.reconnect_min_ms", num(c.backend_reconnect_min_ms));
   add("backend.reconnect_max_ms", num(c.backend_reconnect_max_ms));
   add("backend.timeout_ms", num(c.backend_timeout_ms));
+  std::string slow;
+  for (const auto& name : c.backend_slow_commands) {
+    slow += (slow.empty() ? "" : ",") + name;
+  }
+  add("backend.slow_commands", slow);
+  add("backend.slow_timeout_ms", num(c.backend_slow_timeout_ms));
   add("backend.ping_interval_ms", num(c.backend_ping_interval_ms));
   add("backend.failure_limit", num(c.backend_failure_limit));
   add("backend.retry_timeout_ms", num(c.backend_retry_timeout_ms));
@@ -354,6 +361,9 @@ std::vector<std::pair<std::string, std::string>> configEntries(const config::Con
   add("limits.max_inflight_per_client", num(c.limits.max_inflight_per_client));
   add("limits.client_output_buffer", num(c.limits.client_output_buffer));
   add("limits.max_clients", num(c.limits.max_clients));
+  add("limits.timeout", num(c.limits.timeout));
+  add("limits.tcp_keepalive", num(c.limits.tcp_keepalive));
+  add("limits.buffer_pool_bytes", num(c.limits.buffer_pool_bytes));
   add("shutdown_timeout_ms", num(c.shutdown_timeout_ms));
   add("log_level", c.log_level);
   std::string sentinels;

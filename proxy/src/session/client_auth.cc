@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "core/ascii.h"
+
 namespace sp::session {
 namespace {
 
@@ -91,14 +93,21 @@ bool allowedBeforeAuth(const resp::CommandInfo& cmd) {
   return cmd.name == "auth" || cmd.name == "hello" || cmd.name == "quit" || cmd.name == "reset";
 }
 
-bool needsAdmin(const resp::CommandInfo& cmd) {
+bool needsAdmin(const resp::CommandInfo& cmd, std::span<const std::string_view> args) {
   if (cmd.has(resp::kCmdProxy)) {
     return true;
   }
+  if (cmd.name == "info") {
+    for (size_t i = 1; i < args.size(); ++i) {
+      if (equalsIgnoreCase(args[i], "shards")) {
+        return true;
+      }
+    }
+    return false;
+  }
   static constexpr std::string_view kAdmin[] = {
-      "flushall",       "flushdb",         "keys",
-      "config|set",     "client|kill",     "script|flush",
-      "function|flush", "function|delete", "function|restore",
+      "flushall",    "flushdb",      "keys",           "config|set",      "client|kill",
+      "client|list", "script|flush", "function|flush", "function|delete", "function|restore",
   };
   return std::find(std::begin(kAdmin), std::end(kAdmin), cmd.name) != std::end(kAdmin);
 }
@@ -108,11 +117,22 @@ bool isWrite(const resp::CommandInfo& cmd) {
          cmd.name == "fcall";
 }
 
-bool permitted(const UserRights& rights, const resp::CommandInfo& cmd) {
-  if (!rights.admin && needsAdmin(cmd)) {
+bool permitted(const UserRights& rights, const resp::CommandInfo& cmd,
+               std::span<const std::string_view> args) {
+  if (!rights.admin && needsAdmin(cmd, args)) {
     return false;
   }
   return !(rights.read_only && isWrite(cmd));
+}
+
+uint64_t authDelayMs(uint32_t failures) {
+  constexpr uint64_t kFirstMs = 100;
+  constexpr uint64_t kMaxMs = 2000;
+  if (failures < kFreeAuthFailures) {
+    return 0;
+  }
+  const uint32_t doublings = std::min<uint32_t>(failures - kFreeAuthFailures, 5);
+  return std::min(kFirstMs << doublings, kMaxMs);
 }
 
 std::string noPermError(const resp::CommandInfo& cmd) {

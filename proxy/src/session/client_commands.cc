@@ -4,7 +4,9 @@
 #include <arpa/inet.h>
 #include <uv.h>
 
+#include <algorithm>
 #include <charconv>
+#include <utility>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -101,8 +103,14 @@ const ConfigParam kConfigParams[] = {
     {"port", [](const net::Worker& w) { return std::to_string(w.config().listen_port); }},
     {"databases", [](const net::Worker&) { return std::string("1"); }},
     {"maxclients",
-     [](const net::Worker& w) { return std::to_string(w.config().limits.max_clients); }},
-    {"timeout", [](const net::Worker&) { return std::string("0"); }},
+     [](const net::Worker& w) {
+       // As INFO says: lowered to what the open-files limit allows (net/fd_budget.h).
+       return std::to_string(std::min(w.config().limits.max_clients,
+                                      w.context().max_clients.load(std::memory_order_relaxed)));
+     }},
+    {"timeout", [](const net::Worker& w) { return std::to_string(w.config().limits.timeout); }},
+    {"tcp-keepalive",
+     [](const net::Worker& w) { return std::to_string(w.config().limits.tcp_keepalive); }},
     {"proto-max-bulk-len",
      [](const net::Worker& w) { return std::to_string(w.config().limits.max_bulk_len); }},
     {"cluster-enabled", [](const net::Worker&) { return std::string("no"); }},
@@ -277,7 +285,11 @@ std::string ClientCommands::describe(ClientSession& session) {
   uv_fileno(reinterpret_cast<uv_handle_t*>(session.handle()), &fd);
   out += " fd=" + std::to_string(fd);
   out += " name=" + session.name();
-  out += " age=" + std::to_string(age_s) + " idle=0 flags=" + flags + " db=0";
+  const uint64_t now_ms = uv_now(session.worker().loop());
+  const uint64_t idle_s =
+      now_ms > session.lastActiveMs() ? (now_ms - session.lastActiveMs()) / 1000 : 0;
+  out += " age=" + std::to_string(age_s) + " idle=" + std::to_string(idle_s) + " flags=" + flags +
+         " db=0";
   out += " sub=" + std::to_string(subs != nullptr ? subs->names(PubSubKind::kChannel).size() : 0);
   out += " psub=" + std::to_string(subs != nullptr ? subs->names(PubSubKind::kPattern).size() : 0);
   out += " ssub=" +
@@ -288,6 +300,20 @@ std::string ClientCommands::describe(ClientSession& session) {
   out += state != nullptr ? state->rights().name : std::string("default");
   out += " redir=-1 resp=2";
   return out;
+}
+
+std::string_view ClientCommands::proxyConfigKey(std::string_view parameter) {
+  static constexpr std::pair<std::string_view, std::string_view> kOwn[] = {
+      {"timeout", "limits.timeout"},
+      {"tcp-keepalive", "limits.tcp_keepalive"},
+      {"maxclients", "limits.max_clients"},
+  };
+  for (const auto& [name, key] : kOwn) {
+    if (equalsIgnoreCase(parameter, name)) {
+      return key;
+    }
+  }
+  return {};
 }
 
 std::string ClientCommands::helloReply(uint64_t client_id) {
@@ -338,8 +364,35 @@ bool ClientCommands::run(ClientSession& session, const resp::CommandInfo& cmd,
 
 // ---- SessionState: AUTH and HELLO ----
 
+void SessionState::answerAuth(const resp::CommandInfo& cmd, bool failed, std::string_view answer) {
+  net::Worker& w = worker();
+  const uint64_t delay_ms = authDelayMs(auth_failures_);
+  if (failed) {
+    ++auth_failures_;
+    w.stats().auth_failures.add();
+    if (w.logLimiter().allow()) {
+      // The address and the count only: a user name may be a mistyped password.
+      spdlog::warn("worker {}: client {} ({}) failed to authenticate ({} on this connection{})",
+                   w.index(), clientId(), peerAddress(session_), auth_failures_,
+                   delay_ms > 0 ? ", answered after " + std::to_string(delay_ms) + " ms" : "");
+    }
+  }
+  if (delay_ms == 0) {
+    if (failed) {
+      refuse(answer);
+    } else {
+      reply(answer);
+    }
+    return;
+  }
+  // A success is as late as a failure, or its speed would tell the guess was right.
+  PendingRequest* request = session_.deferReply(&cmd);
+  auth_answer_late_ = true;
+  w.replyLater(request, delay_ms, std::string(answer));
+}
+
 SessionState::Verdict SessionState::onAuth(const resp::RequestFrame& frame,
-                                           const resp::CommandInfo& /*cmd*/) {
+                                           const resp::CommandInfo& cmd) {
   std::span<const std::string_view> args(frame.args);
   if (args.size() > 3) {
     refuse("-ERR syntax error\r\n");
@@ -352,16 +405,16 @@ SessionState::Verdict SessionState::onAuth(const resp::RequestFrame& frame,
     // Never the password; the user name only at debug level.
     spdlog::debug("worker {}: client {} AUTH failed for user '{}'", worker().index(), clientId(),
                   user.empty() ? std::string_view("default") : user);
-    refuse(authError(outcome));
+    answerAuth(cmd, true, authError(outcome));
     return Verdict::kHandled;
   }
   authenticatedAs(rights);
-  reply("+OK\r\n");
+  answerAuth(cmd, false, "+OK\r\n");
   return Verdict::kHandled;
 }
 
 SessionState::Verdict SessionState::onHello(const resp::RequestFrame& frame,
-                                            const resp::CommandInfo& /*cmd*/) {
+                                            const resp::CommandInfo& cmd) {
   std::span<const std::string_view> args(frame.args);
   if (args.size() >= 2) {
     int64_t version = 0;
@@ -407,7 +460,7 @@ SessionState::Verdict SessionState::onHello(const resp::RequestFrame& frame,
     UserRights rights;
     const AuthOutcome outcome = authenticate(worker().config().auth, user, password, &rights);
     if (outcome != AuthOutcome::kOk) {
-      refuse(authError(AuthOutcome::kWrongPass));
+      answerAuth(cmd, true, authError(AuthOutcome::kWrongPass));
       return Verdict::kHandled;
     }
     authenticatedAs(rights);
@@ -422,13 +475,23 @@ SessionState::Verdict SessionState::onHello(const resp::RequestFrame& frame,
   if (has_name) {
     for (char c : setname) {
       if (c < '!' || c > '~') {
-        refuse("-ERR Client names cannot contain spaces, newlines or special characters.\r\n");
+        constexpr std::string_view kBadName =
+            "-ERR Client names cannot contain spaces, newlines or special characters.\r\n";
+        if (auth) {
+          answerAuth(cmd, false, kBadName);
+        } else {
+          refuse(kBadName);
+        }
         return Verdict::kHandled;
       }
     }
     session_.setName(setname);
   }
-  reply(ClientCommands::helloReply(clientId()));
+  if (auth) {
+    answerAuth(cmd, false, ClientCommands::helloReply(clientId()));
+  } else {
+    reply(ClientCommands::helloReply(clientId()));
+  }
   return Verdict::kHandled;
 }
 

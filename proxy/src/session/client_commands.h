@@ -31,6 +31,12 @@ class ClientCommands {
 
   // HELLO's reply map (RESP2: a flat array of 14 elements).
   static std::string helloReply(uint64_t client_id);
+
+  // The proxy's own key for a CONFIG parameter that describes the proxy's clients rather than
+  // the shards (timeout -> limits.timeout, tcp-keepalive, maxclients), "" for any other. CONFIG
+  // GET answers these from the proxy's configuration, so CONFIG SET refuses them instead of
+  // sending them to the shards.
+  static std::string_view proxyConfigKey(std::string_view parameter);
 };
 
 }  // namespace sp::session

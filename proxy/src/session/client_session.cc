@@ -43,6 +43,8 @@ ClientSession::ClientSession(net::Worker& worker, uint64_t id)
 
 void ClientSession::start() {
   uv_tcp_nodelay(&tcp_, 1);
+  worker_.setKeepAlive(&tcp_);
+  last_active_ms_ = uv_now(worker_.loop());
   SessionState::onAccept(*this);  // clients that must AUTH first
   reading_ = true;
   uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &ClientSession::onAllocCb,
@@ -91,6 +93,7 @@ void ClientSession::onRead(ssize_t nread, const uv_buf_t* buf) {
   if (nread == 0 || closing_) {
     return;
   }
+  last_active_ms_ = uv_now(worker_.loop());
   // A request or a reply too large for the memory left closes this client only; nothing thrown
   // may cross libuv's C frames, and no other client or shard connection is touched.
   try {
@@ -504,6 +507,9 @@ void ClientSession::flush() {
   worker_.stats().bytes_out.add(size);
   uv_buf_t buf = uv_buf_init(const_cast<char*>(out_->readPtr()), static_cast<unsigned>(size));
   int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
+  if (n > 0) {
+    last_active_ms_ = uv_now(worker_.loop());
+  }
   if (n == static_cast<int>(size)) {
     worker_.buffers().release(out_);
     out_ = nullptr;
@@ -544,6 +550,7 @@ void ClientSession::onWriteCb(uv_write_t* req, int status) {
     self->close(uv_strerror(status));
     return;
   }
+  self->last_active_ms_ = uv_now(self->worker_.loop());
   if (self->out_ != nullptr && !self->out_->empty()) {
     self->worker_.markDirty(self);
   } else if (self->close_after_flush_ && self->fifo_.empty()) {
@@ -551,6 +558,14 @@ void ClientSession::onWriteCb(uv_write_t* req, int status) {
   } else if (!self->reading_ && !self->resume_pending) {
     self->worker_.markResume(self);
   }
+}
+
+uint64_t ClientSession::idleMs(uint64_t now_ms) const {
+  const Subscriptions* subs = state_ != nullptr ? state_->subscriptions() : nullptr;
+  if (closing_ || !idle() || (subs != nullptr && subs->total() > 0)) {
+    return 0;
+  }
+  return now_ms > last_active_ms_ ? now_ms - last_active_ms_ : 0;
 }
 
 void ClientSession::close(std::string_view why) {

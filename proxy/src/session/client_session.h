@@ -48,6 +48,11 @@ class ClientSession {
   void flush();                      // the worker's check phase
   void resume();                     // the worker's check phase, after markResume
   bool idle() const { return fifo_.empty() && pendingOutput() == 0; }
+  // limits.timeout: milliseconds (loop time) since the client last sent or was sent a byte; 0
+  // while it may not time out, as in redis-server: a request in flight (a blocking command
+  // included), output still to write, or subscribed.
+  uint64_t idleMs(uint64_t now_ms) const;
+  uint64_t lastActiveMs() const { return last_active_ms_; }  // CLIENT LIST idle=
   bool dirty = false;
   bool resume_pending = false;
 
@@ -109,6 +114,7 @@ class ClientSession {
   bool deferred_ = false;
   std::unique_ptr<SessionState> state_;
   const uint64_t created_us_ = monoMicros();
+  uint64_t last_active_ms_ = 0;  // loop time of the last read or write (idleMs)
 
   friend class SessionAccess;
   friend class SessionState;

@@ -111,6 +111,10 @@ void mergeArrays(PendingRequest* request) {
 }  // namespace
 
 void mergeReplies(PendingRequest* request) {
+  if (request->merge == resp::MergeRule::kAnyOk) {
+    mergeFanoutReplies(request);  // errors are expected replies there
+    return;
+  }
   if (const std::string* error = firstError(*request)) {
     request->reply = *error;
     return;

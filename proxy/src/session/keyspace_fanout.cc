@@ -13,6 +13,7 @@
 #include "net/worker.h"
 #include "resp/encoder.h"
 #include "resp/reply_reader.h"
+#include "session/client_commands.h"
 #include "session/client_session.h"
 #include "session/fanout.h"
 #include "session/request_observer.h"
@@ -136,6 +137,22 @@ void randomNonNull(PendingRequest* request) {
   request->reply = "$-1\r\n";
 }
 
+// SCRIPT KILL, FUNCTION KILL: +OK when a shard killed one, -NOTBUSY when no shard ran one, else
+// the first other error (-UNKILLABLE, a shard unavailable).
+void anyOk(PendingRequest* request) {
+  const std::string* other = nullptr;
+  for (const std::string& r : request->fragment_replies) {
+    if (r == "+OK\r\n") {
+      request->reply = r;
+      return;
+    }
+    if (other == nullptr && !r.starts_with("-NOTBUSY")) {
+      other = &r;
+    }
+  }
+  request->reply = other != nullptr ? *other : request->fragment_replies.front();
+}
+
 void scanCursor(PendingRequest* request) {
   std::vector<std::string_view> elements;
   std::string_view cursor;
@@ -244,6 +261,9 @@ void mergeFanoutReplies(PendingRequest* request) {
       return;
     case resp::MergeRule::kPubSubAck:
       return;  // the reply was written when the request was made
+    case resp::MergeRule::kAnyOk:
+      anyOk(request);
+      return;
     case resp::MergeRule::kNone:
     case resp::MergeRule::kArrayInKeyOrder:
     case resp::MergeRule::kSumIntegers:
@@ -268,6 +288,14 @@ SessionState::Verdict SessionState::onFanout(const resp::RequestFrame& frame, st
         "shard)\r\n");
     return Verdict::kHandled;
   }
+  for (size_t i = 2; cmd.name == "config|set" && i < args.size(); i += 2) {
+    if (const std::string_view key = ClientCommands::proxyConfigKey(args[i]); !key.empty()) {
+      refuse("-ERR CONFIG SET " + std::string(args[i].substr(0, 64)) +
+             ": a shardproxy setting, not sent to the shards (set " + std::string(key) +
+             " in the config file and reload)\r\n");
+      return Verdict::kHandled;
+    }
+  }
   const route::Topology& topology = worker().topology();
   uint16_t scan_shard = 0;
   uint64_t scan_cursor = 0;
@@ -275,6 +303,9 @@ SessionState::Verdict SessionState::onFanout(const resp::RequestFrame& frame, st
       !decodeScanCursor(args[1], topology.shardCount(), &scan_shard, &scan_cursor)) {
     refuse("-ERR invalid cursor\r\n");
     return Verdict::kHandled;
+  }
+  if (cmd.merge == resp::MergeRule::kAnyOk) {
+    return onKill(commandBytes(frame, raw), cmd);
   }
   if (!mayTake(Lane::kShared, nullptr)) {
     return Verdict::kDefer;
@@ -311,6 +342,40 @@ SessionState::Verdict SessionState::onFanout(const resp::RequestFrame& frame, st
   }
   sendToEveryShard(w, clientId(), request, cmd, commandBytes(frame, raw));
   if (request->done) {
+    observeCompletion(w, *request, request->reply);  // every shard was down
+    session_.drainCompleted();
+  }
+  return Verdict::kHandled;
+}
+
+// SCRIPT KILL, FUNCTION KILL. The shared pipelines of the shard that runs the script wait behind
+// it, so every shard gets the command on a dedicated connection of its own (an idle one from the
+// pool or a new one), given back once it has answered.
+SessionState::Verdict SessionState::onKill(std::string_view bytes, const resp::CommandInfo& cmd) {
+  if (!fifoEmpty()) {
+    return Verdict::kDefer;  // after this client's earlier requests, as on redis-server
+  }
+  net::Worker& w = worker();
+  const size_t shards = w.topology().shardCount();
+  PendingRequest* request = queueRequest(&cmd);
+  request->merge = cmd.merge;
+  request->fragment_replies.resize(shards);
+  request->outstanding = static_cast<uint32_t>(shards);
+  for (size_t s = 0; s < shards; ++s) {
+    std::string error;
+    backend::DedicatedConn* conn = w.dedicated().acquire(
+        static_cast<uint16_t>(s), backend::DedicatedConn::Mode::kCommands, this, &error);
+    if (conn == nullptr) {
+      request->fragment_replies[s] = error;
+      --request->outstanding;
+      continue;
+    }
+    conn->send(bytes, request, static_cast<uint32_t>(s), 1, false);
+    retire(&conn);  // back to the pool after its reply
+  }
+  if (request->outstanding == 0) {
+    mergeReplies(request);
+    request->done = true;
     observeCompletion(w, *request, request->reply);  // every shard was down
     session_.drainCompleted();
   }

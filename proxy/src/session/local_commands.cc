@@ -169,7 +169,9 @@ void runLocalCommand(ClientSession& session, const resp::CommandInfo& cmd,
     for (char& c : section) {
       c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
     }
-    resp::appendBulk(*reply, session.worker().context().info(section));
+    // INFO shards itself needs an admin user (client_auth.h); a plain INFO leaves it out.
+    const bool admin = session.state() == nullptr || session.state()->rights().admin;
+    resp::appendBulk(*reply, session.worker().context().info(section, admin));
   } else if (cmd.has(resp::kCmdProxy)) {
     runAdminCommand(session, cmd, args, reply);
   } else if (ClientCommands::run(session, cmd, args, reply, close_after)) {

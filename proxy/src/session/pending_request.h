@@ -92,6 +92,7 @@ struct BackendOp {
   BackendOp* next = nullptr;
   uint32_t fragment = 0;  // index into request->fragment_replies for split requests
   OpKind kind = OpKind::kRequest;
+  bool slow = false;  // one of backend.slow_commands: the longer stall limit applies
 };
 
 }  // namespace sp::session

@@ -81,6 +81,12 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
                                           const resp::CommandInfo* cmd) {
   std::span<const std::string_view> args(frame.args);
   const config::Config& config = worker().config();
+  if (auth_answer_late_) {
+    if (!fifoEmpty()) {
+      return Verdict::kDefer;
+    }
+    auth_answer_late_ = false;
+  }
   if (!authenticated_ && (cmd == nullptr || !allowedBeforeAuth(*cmd))) {
     refuse("-NOAUTH Authentication required.\r\n");
     return Verdict::kHandled;
@@ -89,7 +95,7 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
     std::string error;
     if (!config.deny_commands.empty() && denied(config.deny_commands, *cmd)) {
       error = deniedError(*cmd);
-    } else if (!permitted(rights_, *cmd)) {
+    } else if (!permitted(rights_, *cmd, args)) {
       error = noPermError(*cmd);
     }
     if (!error.empty()) {

@@ -138,6 +138,7 @@ class SessionState final : public backend::DedicatedOwner {
   // keyspace_fanout.cc
   Verdict onFanout(const resp::RequestFrame& frame, std::string_view raw,
                    const resp::CommandInfo& cmd);
+  Verdict onKill(std::string_view bytes, const resp::CommandInfo& cmd);
 
   // transaction.cc
   Verdict onTransactionCommand(const resp::RequestFrame& frame, std::string_view raw,
@@ -165,10 +166,17 @@ class SessionState final : public backend::DedicatedOwner {
   // client_commands.cc
   Verdict onAuth(const resp::RequestFrame& frame, const resp::CommandInfo& cmd);
   Verdict onHello(const resp::RequestFrame& frame, const resp::CommandInfo& cmd);
+  // The answer to an AUTH attempt (HELLO ... AUTH included): counted and logged when it failed,
+  // sent at once or, past kFreeAuthFailures failures, after authDelayMs (client_auth.h).
+  void answerAuth(const resp::CommandInfo& cmd, bool failed, std::string_view answer);
 
   ClientSession& session_;
   bool authenticated_ = true;
   UserRights rights_;
+  uint32_t auth_failures_ = 0;  // failed AUTH attempts on this connection (never reset)
+  // A late AUTH answer waits in the FIFO: every request after it waits (kDefer) until it has
+  // gone, so a pipelined guess is not even looked at before then.
+  bool auth_answer_late_ = false;
   Lane lane_ = Lane::kShared;
   const backend::DedicatedConn* lane_conn_ = nullptr;  // kDedicated: which one
   Transaction tx_;

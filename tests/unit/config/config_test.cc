@@ -34,6 +34,8 @@ TEST(ConfigDefaultsTest, ProxyYamlDocumentsTheStructDefaults) {
   EXPECT_EQ(loaded.backend_reconnect_min_ms, d.backend_reconnect_min_ms);
   EXPECT_EQ(loaded.backend_reconnect_max_ms, d.backend_reconnect_max_ms);
   EXPECT_EQ(loaded.backend_timeout_ms, d.backend_timeout_ms);
+  EXPECT_EQ(loaded.backend_slow_timeout_ms, d.backend_slow_timeout_ms);
+  EXPECT_EQ(loaded.backend_slow_commands, d.backend_slow_commands);
   EXPECT_EQ(loaded.backend_ping_interval_ms, d.backend_ping_interval_ms);
   EXPECT_EQ(loaded.backend_failure_limit, d.backend_failure_limit);
   EXPECT_EQ(loaded.backend_retry_timeout_ms, d.backend_retry_timeout_ms);
@@ -64,6 +66,9 @@ TEST(ConfigDefaultsTest, ProxyYamlDocumentsTheStructDefaults) {
   EXPECT_EQ(loaded.limits.max_inflight_per_client, d.limits.max_inflight_per_client);
   EXPECT_EQ(loaded.limits.client_output_buffer, d.limits.client_output_buffer);
   EXPECT_EQ(loaded.limits.max_clients, d.limits.max_clients);
+  EXPECT_EQ(loaded.limits.timeout, d.limits.timeout);
+  EXPECT_EQ(loaded.limits.tcp_keepalive, d.limits.tcp_keepalive);
+  EXPECT_EQ(loaded.limits.buffer_pool_bytes, d.limits.buffer_pool_bytes);
 
   ASSERT_EQ(loaded.shards.size(), 2u);
   EXPECT_EQ(loaded.shards[0].name, "shard0");
@@ -96,6 +101,8 @@ TEST(ConfigDefaultsTest, ProxyYamlListsEveryKey) {
                           "reconnect_min_ms:",
                           "reconnect_max_ms:",
                           "timeout_ms:",
+                          "slow_timeout_ms:",
+                          "slow_commands:",
                           "ping_interval_ms:",
                           "failure_limit:",
                           "retry_timeout_ms:",
@@ -117,6 +124,9 @@ TEST(ConfigDefaultsTest, ProxyYamlListsEveryKey) {
                           "max_inflight_per_client:",
                           "client_output_buffer:",
                           "max_clients:",
+                          "timeout:",
+                          "tcp_keepalive:",
+                          "buffer_pool_bytes:",
                           "shutdown_timeout_ms:",
                           "log_level:",
                           "metrics:",

@@ -186,6 +186,33 @@ log_level: chatty
   EXPECT_EQ(errors.size(), 10u) << dump(errors);
 }
 
+TEST(LoadAndValidateYamlTest, SlowCommands) {
+  Config c;
+  auto errors = loadAndValidateYaml(R"(
+shards:
+  - address: 127.0.0.1:7001
+backend:
+  slow_commands: [eval, "FUNCTION LOAD", script|kill]
+  slow_timeout_ms: 30000
+)",
+                                    &c);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_EQ(c.backend_slow_commands,
+            (std::vector<std::string>{"eval", "FUNCTION LOAD", "script|kill"}));
+  EXPECT_EQ(c.backend_slow_timeout_ms, 30000u);
+  errors = loadAndValidateYaml(R"(
+shards:
+  - address: 127.0.0.1:7001
+backend:
+  slow_commands: [eval, evil]
+  slow_timeout_ms: 0
+)",
+                               &c);
+  EXPECT_TRUE(hasError(errors, "backend.slow_commands[1]", "unknown command 'evil'"));
+  EXPECT_TRUE(hasError(errors, "backend.slow_timeout_ms", "must be greater than 0"));
+  EXPECT_EQ(errors.size(), 2u) << dump(errors);
+}
+
 TEST(LoadAndValidateYamlTest, ValidatorDoesNotRepeatLoaderErrors) {
   Config c;
   // shards[0]'s address did not parse; the validator would also call its host missing.

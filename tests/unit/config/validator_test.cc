@@ -228,6 +228,34 @@ TEST(ValidatorTest, LimitsOfZero) {
   EXPECT_EQ(errors.size(), 6u) << dump(errors);
 }
 
+TEST(ValidatorTest, TcpKeepaliveRange) {
+  Config c = twoShards();
+  for (uint32_t seconds : {0u, 1u, 300u, 32767u}) {
+    c.limits.tcp_keepalive = seconds;
+    EXPECT_TRUE(validate(c).empty()) << seconds;
+  }
+  c.limits.tcp_keepalive = 32768;
+  c.limits.timeout = 4000000000u;  // any number of seconds is a timeout
+  auto errors = validate(c);
+  EXPECT_TRUE(
+      hasError(errors, "limits.tcp_keepalive", "must be 0 (off) to 32767 seconds, got 32768"));
+  EXPECT_EQ(errors.size(), 1u) << dump(errors);
+}
+
+TEST(ValidatorTest, BufferPoolBytesRange) {
+  Config c = twoShards();
+  for (uint64_t bytes : {0ull, 4ull << 20, 1ull << 30}) {
+    c.limits.buffer_pool_bytes = bytes;
+    EXPECT_TRUE(validate(c).empty()) << bytes;
+  }
+  c.limits.buffer_pool_bytes = (1ull << 30) + 1;
+  auto errors = validate(c);
+  EXPECT_TRUE(
+      hasError(errors, "limits.buffer_pool_bytes",
+               "must be 0 (keep no free buffer) to 1073741824 bytes (1gb), got 1073741825"));
+  EXPECT_EQ(errors.size(), 1u) << dump(errors);
+}
+
 TEST(ValidatorTest, AllLogLevels) {
   Config c = twoShards();
   for (const char* level : {"trace", "debug", "info", "warn", "error", "critical", "off"}) {

@@ -335,5 +335,35 @@ limits:
   EXPECT_EQ(errors.back().path, "limits.max_bulk_len");
 }
 
+TEST(YamlLoaderTest, ClientTimeoutAndKeepalive) {
+  Config c;
+  EXPECT_EQ(c.limits.timeout, 0u);          // redis.conf's default: never
+  EXPECT_EQ(c.limits.tcp_keepalive, 300u);  // redis.conf's default
+  auto errors = loadYaml("limits:\n  timeout: 30\n  tcp_keepalive: 0\n", &c);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_EQ(c.limits.timeout, 30u);
+  EXPECT_EQ(c.limits.tcp_keepalive, 0u);
+  errors = loadYaml("limits:\n  timeout: 1s\n  tcp_keepalive: -1\n  timout: 5\n", &c);
+  EXPECT_TRUE(hasError(errors, "limits.timeout", "expected an integer, got '1s'"));
+  EXPECT_TRUE(
+      hasError(errors, "limits.tcp_keepalive", "expected a non-negative integer, got '-1'"));
+  EXPECT_TRUE(hasError(errors, "limits.timout", "unknown key (did you mean 'timeout'?)"));
+  EXPECT_EQ(errors.size(), 3u) << dump(errors);
+}
+
+TEST(YamlLoaderTest, BufferPoolBytesIsASize) {
+  Config c;
+  EXPECT_EQ(c.limits.buffer_pool_bytes, 4ull << 20);  // the default: 4 MB per worker
+  auto errors = loadYaml("limits:\n  buffer_pool_bytes: 16mb\n", &c);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_EQ(c.limits.buffer_pool_bytes, 16ull << 20);
+  errors = loadYaml("limits:\n  buffer_pool_bytes: 0\n", &c);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_EQ(c.limits.buffer_pool_bytes, 0u);
+  errors = loadYaml("limits:\n  buffer_pool_bytes: lots\n", &c);
+  EXPECT_TRUE(hasError(errors, "limits.buffer_pool_bytes", "expected a size"));
+  EXPECT_EQ(errors.size(), 1u) << dump(errors);
+}
+
 }  // namespace
 }  // namespace sp::config

@@ -369,14 +369,12 @@ TEST(CommandTableTest, ClassesAreConsistent) {
     }
   }
   for (std::string_view name :
-       {"shutdown",    "debug",        "monitor",       "sync",           "psync",
-        "replicaof",   "slaveof",      "save",          "bgsave",         "bgrewriteaof",
-        "failover",    "cluster",      "cluster|slots", "readonly",       "readwrite",
-        "asking",      "acl",          "module",        "script",         "function",
-        "swapdb",      "move",         "migrate",       "latency",        "lolwut",
-        "memory",      "memory|stats", "object",        "object|help",    "slowlog",
-        "role",        "replconf",     "pubsub",        "config|rewrite", "command|help",
-        "script|kill", "wait"}) {
+       {"shutdown",      "debug",    "monitor",      "sync",           "psync",        "replicaof",
+        "slaveof",       "save",     "bgsave",       "bgrewriteaof",   "failover",     "cluster",
+        "cluster|slots", "readonly", "readwrite",    "asking",         "acl",          "module",
+        "script",        "function", "swapdb",       "move",           "migrate",      "latency",
+        "lolwut",        "memory",   "memory|stats", "object",         "object|help",  "slowlog",
+        "role",          "replconf", "pubsub",       "config|rewrite", "command|help", "wait"}) {
     const CommandInfo* c = entry(name);
     ASSERT_NE(c, nullptr) << name;
     EXPECT_TRUE(c->has(kCmdUnsupported)) << name;
@@ -393,6 +391,7 @@ TEST(CommandTableTest, ClassesAreConsistent) {
       {"scan", MergeRule::kScanCursor},        {"randomkey", MergeRule::kRandomNonNull},
       {"flushall", MergeRule::kAllOk},         {"flushdb", MergeRule::kAllOk},
       {"lastsave", MergeRule::kMinInteger},    {"time", MergeRule::kFirstShard},
+      {"script|kill", MergeRule::kAnyOk},      {"function|kill", MergeRule::kAnyOk},
       {"script|load", MergeRule::kAllEqual},   {"script|exists", MergeRule::kAndIntegers},
       {"pubsub|numsub", MergeRule::kSumPairs}, {"pubsub|channels", MergeRule::kUnionArrays},
       {"function|load", MergeRule::kAllEqual}, {"config|set", MergeRule::kAllOk},
@@ -442,6 +441,25 @@ TEST(CommandTableTest, RedisFlagsAreMapped) {
   EXPECT_EQ(table().find("mset")->first_key, 1);
   EXPECT_EQ(table().find("mset")->last_key, -1);
   EXPECT_EQ(table().find("mset")->key_step, 2);
+}
+
+TEST(CommandTableTest, CommandSetFindsNamedCommandsAndSubcommands) {
+  const CommandTable& t = CommandTable::instance();
+  const std::vector<std::string> names = {"eval", "FCALL", "function load", "script|kill",
+                                          "nosuch"};
+  const CommandSet set(names);
+  EXPECT_TRUE(set.contains(t.find("eval")));
+  EXPECT_TRUE(set.contains(t.find("fcall")));
+  EXPECT_FALSE(set.contains(t.find("get")));
+  EXPECT_FALSE(set.contains(t.find("function")));  // the container is not its subcommands
+  const std::string_view load[] = {"FUNCTION", "LOAD"};
+  const std::string_view kill[] = {"script", "kill"};
+  const std::string_view flush[] = {"script", "flush"};
+  EXPECT_TRUE(set.contains(t.resolve(load)));
+  EXPECT_TRUE(set.contains(t.resolve(kill)));
+  EXPECT_FALSE(set.contains(t.resolve(flush)));
+  EXPECT_FALSE(set.contains(nullptr));  // an unknown command
+  EXPECT_FALSE(CommandSet().contains(t.find("eval")));
 }
 
 TEST(CommandTableTest, InfoAndDocsAreValidResp) {

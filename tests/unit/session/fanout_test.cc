@@ -55,5 +55,32 @@ TEST(FanoutMergeTest, FirstFragmentErrorWins) {
   EXPECT_EQ(r.reply, "-ERR shard s1 (127.0.0.1:1) unavailable: x\r\n");
 }
 
+TEST(FanoutMergeTest, KillIsOkWhenAnyShardKilledOne) {
+  // SCRIPT KILL / FUNCTION KILL: the script runs on one shard; the others are not busy.
+  PendingRequest r = splitRequest(resp::MergeRule::kAnyOk,
+                                  {"-NOTBUSY No scripts in execution right now.\r\n", "+OK\r\n",
+                                   "-ERR shard s2 (127.0.0.1:1) unavailable: x\r\n"});
+  mergeReplies(&r);
+  EXPECT_EQ(r.reply, "+OK\r\n");
+}
+
+TEST(FanoutMergeTest, KillIsNotBusyWhenNoShardRanOne) {
+  PendingRequest r =
+      splitRequest(resp::MergeRule::kAnyOk, {"-NOTBUSY No scripts in execution right now.\r\n",
+                                             "-NOTBUSY No scripts in execution right now.\r\n"});
+  mergeReplies(&r);
+  EXPECT_EQ(r.reply, "-NOTBUSY No scripts in execution right now.\r\n");
+}
+
+TEST(FanoutMergeTest, KillReportsAnotherErrorBeforeNotBusy) {
+  // A script that wrote cannot be killed; a shard that could not be asked may be running one.
+  PendingRequest r = splitRequest(
+      resp::MergeRule::kAnyOk,
+      {"-NOTBUSY No scripts in execution right now.\r\n",
+       "-UNKILLABLE Sorry the script already executed write commands against the dataset.\r\n"});
+  mergeReplies(&r);
+  EXPECT_EQ(r.reply.substr(0, 11), "-UNKILLABLE");
+}
+
 }  // namespace
 }  // namespace sp::session

@@ -1,0 +1,62 @@
+// StallWatch: a connection is stalled only after a whole limit with no byte moved.
+#include "backend/stall_watch.h"
+
+#include <gtest/gtest.h>
+
+namespace sp::backend {
+namespace {
+
+TEST(StallWatchTest, NothingMovingStallsAfterTheLimit) {
+  StallWatch w;
+  w.start(1000, 0);
+  EXPECT_EQ(w.check(1400, 0, 1000), 600u);  // checked early: wait for the rest
+  EXPECT_EQ(w.check(1999, 0, 1000), 1u);
+  EXPECT_EQ(w.check(2000, 0, 1000), 0u);
+}
+
+TEST(StallWatchTest, RepliesAndCompletedWritesRestartTheClock) {
+  StallWatch w;
+  w.start(0, 0);
+  w.progress(900);  // a reply (or part of one) was read
+  EXPECT_EQ(w.check(1000, 0, 1000), 900u);
+  w.progress(1800);  // a write completed
+  EXPECT_EQ(w.check(2700, 0, 1000), 100u);
+  EXPECT_EQ(w.check(2800, 0, 1000), 0u);
+}
+
+TEST(StallWatchTest, AShrinkingWriteQueueIsProgress) {
+  // A 200 MB request going out: the queue shrinks between checks, so it is never a stall,
+  // however long the whole write takes.
+  StallWatch w;
+  w.start(0, 200u << 20);
+  uint64_t now = 0;
+  size_t queue = 200u << 20;
+  for (int i = 0; i < 10; ++i) {
+    now += 1000;
+    queue -= 10u << 20;
+    EXPECT_EQ(w.check(now, queue, 1000), 1000u) << i;
+  }
+  // The shard stops reading: the queue stays put, and one limit later it is a stall.
+  EXPECT_EQ(w.check(now + 500, queue, 1000), 500u);
+  EXPECT_EQ(w.check(now + 1000, queue, 1000), 0u);
+}
+
+TEST(StallWatchTest, AGrowingWriteQueueIsNotProgress) {
+  // More requests queued behind a stuck one do not hide the stall.
+  StallWatch w;
+  w.start(0, 100);
+  EXPECT_EQ(w.check(600, 5000, 1000), 400u);
+  EXPECT_EQ(w.check(1000, 9000, 1000), 0u);
+}
+
+TEST(StallWatchTest, TheLimitIsTheCallersAtEachCheck) {
+  // A slow command outstanding raises the limit (backend.slow_timeout_ms); once it is answered
+  // the ordinary one applies again.
+  StallWatch w;
+  w.start(0, 0);
+  EXPECT_EQ(w.check(1500, 0, 60000), 58500u);
+  EXPECT_EQ(w.check(1500, 0, 1000), 0u);
+}
+
+}  // namespace
+}  // namespace sp::backend
