@@ -174,5 +174,48 @@ TEST(BusyShardTest, FunctionKillStopsARunawayFunction) {
   EXPECT_EQ(c.cmd({"GET", key}), "(nil)");
 }
 
+// A stall fails only the requests already written to the shard. Here a 32 MB SET fills the socket
+// buffers of a SIGSTOPped shard, so a GET that arrives after it is still in the proxy, unwritten:
+// when the stall is declared the SET fails, and the GET goes out on the new connection and, once
+// the shard runs again, gets the real value.
+TEST(BusyShardTest, AStallFailsOnlyWhatWasSent) {
+  if (directMode()) {
+    GTEST_SKIP() << "proxy only";
+  }
+  auto shards = startShards(2);
+  TempDir dir;
+  std::string conf = "shards:\n";
+  for (size_t i = 0; i < shards.size(); ++i) {
+    conf += "  - address: " + shards[i]->address() + "\n";
+  }
+  conf += "backend:\n  timeout_ms: 1000\n  reconnect_min_ms: 100\nmetrics:\n  listen: \"\"\n";
+  ProxyProcess proxy("", 1, {"--config", writeFile(dir, "proxy.yaml", conf)});
+  const std::string big_key = keyOnShard(0, 2, "stallbig");
+  const std::string key = keyOnShard(0, 2, "stallsmall");
+  {
+    Client c(proxy.port());
+    ASSERT_EQ(c.cmd({"SET", key, "before"}), "OK");
+  }
+  shards[0]->pause();
+  RawConn a(proxy.port());
+  RawConn b(proxy.port());
+  const std::string value(32u << 20, 'v');
+  std::thread writer([&] {
+    a.sendAll("*3\r\n$3\r\nSET\r\n$" + std::to_string(big_key.size()) + "\r\n" + big_key + "\r\n$" +
+              std::to_string(value.size()) + "\r\n" + value + "\r\n");
+  });
+  writer.join();  // the proxy has read it all; the shard has taken only what its buffers hold
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(
+      b.sendAll("*2\r\n$3\r\nGET\r\n$" + std::to_string(key.size()) + "\r\n" + key + "\r\n"));
+  const std::string failed = a.readUntil("\r\n", std::chrono::milliseconds(5000));
+  EXPECT_NE(failed.find("unavailable: timeout after 1000 ms"), std::string::npos) << failed;
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // reconnected, GET written
+  shards[0]->resume();
+  const std::string got = b.readUntil("before\r\n", std::chrono::milliseconds(5000));
+  EXPECT_EQ(got, "$6\r\nbefore\r\n");
+  EXPECT_TRUE(proxy.process().alive());
+}
+
 }  // namespace
 }  // namespace sp::test
