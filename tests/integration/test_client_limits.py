@@ -20,18 +20,10 @@ import time
 
 import pytest
 
-from sp_procs import Processes, free_port, http_get, stop, wait_for_port
+from sp_procs import Processes, free_port, http_get, resp, stop, wait_for_port
 
 NOFILE = 64
 MAX_CLIENTS_ERROR = b"-ERR max number of clients reached\r\n"
-
-
-def resp(*args):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
 
 
 def connect(port):

@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from sp_procs import Processes, http_get
+from sp_procs import Processes, http_get, resp
 
 SHARDS = 2
 MARGIN = 768 << 20  # address space allowed above the proxy's size at rest
@@ -32,14 +32,6 @@ def vm_size(pid):
 def rss(pid):
     with open("/proc/%d/status" % pid) as f:
         return int(re.search(r"VmRSS:\s+(\d+) kB", f.read()).group(1)) << 10
-
-
-def resp(*args):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
 
 
 def command(port, *args, timeout=10):

@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from sp_procs import Processes
+from sp_procs import Processes, resp
 
 SHARDS = 2
 WORKERS = 2
@@ -36,14 +36,6 @@ BURSTS = [(1000, 900 << 10), (2000, 100 * 1000)]
 def rss(pid):
     with open("/proc/%d/status" % pid) as f:
         return int(re.search(r"VmRSS:\s+(\d+) kB", f.read()).group(1)) << 10
-
-
-def resp(*args):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
 
 
 def read_exactly(s, n):
