@@ -215,7 +215,7 @@ void BackendConn::queue(std::string_view bytes, session::PendingRequest* request
   }
 }
 
-void BackendConn::startStallClock() { stall_.start(uv_now(worker_.loop()), writeQueue()); }
+void BackendConn::startStallClock() { stall_.start(worker_.loopNowMs(), writeQueue()); }
 
 size_t BackendConn::writeQueue() const {
   return writing_ ? uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&tcp_)) : 0;
@@ -358,7 +358,7 @@ void BackendConn::onRead(ssize_t nread) {
   // Progress: the armed timer (if any) sees it when it fires, and goes quiet if the FIFO is
   // empty by then.
   if (nread > 0) {
-    stall_.progress(uv_now(worker_.loop()));
+    stall_.progress(worker_.loopNowMs());
     timeout_confirming_ = false;
   }
 }
@@ -372,8 +372,7 @@ void BackendConn::complete(std::string_view reply) {
   if (op->slow) {
     --slow_ops_;
   }
-  unsent_ops_ = std::min(unsent_ops_, static_cast<uint32_t>(fifo_.size()));
-  worker_.ops().release(op);
+  worker_.ops().release(op);  // a reply comes only for sent ops: unsent_ops_ is 0 here
   if (kind == session::OpKind::kRequest) {
     // The duration histogram, error replies, MOVED/ASK.
     session::observeBackendReply(stats_, *request, reply, read_ns_);

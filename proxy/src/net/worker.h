@@ -61,6 +61,9 @@ class Worker {
 
   int index() const { return index_; }
   uv_loop_t* loop() { return &loop_; }
+  // uv_now(loop()), inline: the loop time libuv caches at the start of each turn (uv_now only
+  // returns this field). Read on every client read and write.
+  uint64_t loopNowMs() const { return loop_.time; }
   ProxyContext& context() { return context_; }
   const ProxyContext& context() const { return context_; }
   const config::Config& config() const { return *config_; }

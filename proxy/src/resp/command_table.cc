@@ -267,7 +267,7 @@ CommandSet::CommandSet(std::span<const std::string> names) {
   const CommandTable& table = CommandTable::instance();
   const std::span<const CommandInfo> all = table.commands();
   base_ = all.data();
-  top_.assign(all.size(), false);
+  top_.assign(all.size(), 0);
   for (const std::string& entry : names) {
     std::string name = entry;  // "function kill" or "function|kill"
     std::replace(name.begin(), name.end(), ' ', '|');
@@ -277,7 +277,7 @@ CommandSet::CommandSet(std::span<const std::string> names) {
       continue;
     }
     if (bar == std::string::npos) {
-      top_[static_cast<size_t>(top - all.data())] = true;
+      top_[static_cast<size_t>(top - all.data())] = 1;
       continue;
     }
     const std::string_view args[] = {top->name, std::string_view(name).substr(bar + 1)};
@@ -288,10 +288,7 @@ CommandSet::CommandSet(std::span<const std::string> names) {
   }
 }
 
-bool CommandSet::contains(const CommandInfo* cmd) const {
-  if (cmd >= base_ && cmd < base_ + top_.size()) {
-    return top_[static_cast<size_t>(cmd - base_)];
-  }
+bool CommandSet::containsSub(const CommandInfo* cmd) const {
   return std::find(subs_.begin(), subs_.end(), cmd) != subs_.end();
 }
 

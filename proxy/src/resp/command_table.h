@@ -108,11 +108,20 @@ class CommandSet {
   // Names the table does not know are ignored (the config validator reports them).
   explicit CommandSet(std::span<const std::string> names);
 
-  bool contains(const CommandInfo* cmd) const;
+  // Inline: called once per request sent to a shard.
+  bool contains(const CommandInfo* cmd) const {
+    const auto offset = reinterpret_cast<uintptr_t>(cmd) - reinterpret_cast<uintptr_t>(base_);
+    if (offset < top_.size() * sizeof(CommandInfo)) {
+      return top_[offset / sizeof(CommandInfo)] != 0;
+    }
+    return !subs_.empty() && containsSub(cmd);
+  }
 
  private:
+  bool containsSub(const CommandInfo* cmd) const;
+
   const CommandInfo* base_ = nullptr;     // CommandTable::commands().data()
-  std::vector<bool> top_;                 // by index in CommandTable::commands()
+  std::vector<uint8_t> top_;              // by index in CommandTable::commands(): 1 = in the set
   std::vector<const CommandInfo*> subs_;  // subcommand entries named
 };
 

@@ -93,7 +93,7 @@ void ClientSession::onRead(ssize_t nread, const uv_buf_t* buf) {
   if (nread == 0 || closing_) {
     return;
   }
-  last_active_ms_ = uv_now(worker_.loop());
+  last_active_ms_ = worker_.loopNowMs();
   // A request or a reply too large for the memory left closes this client only; nothing thrown
   // may cross libuv's C frames, and no other client or shard connection is touched.
   try {
@@ -508,7 +508,7 @@ void ClientSession::flush() {
   uv_buf_t buf = uv_buf_init(const_cast<char*>(out_->readPtr()), static_cast<unsigned>(size));
   int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
   if (n > 0) {
-    last_active_ms_ = uv_now(worker_.loop());
+    last_active_ms_ = worker_.loopNowMs();
   }
   if (n == static_cast<int>(size)) {
     worker_.buffers().release(out_);
@@ -550,7 +550,7 @@ void ClientSession::onWriteCb(uv_write_t* req, int status) {
     self->close(uv_strerror(status));
     return;
   }
-  self->last_active_ms_ = uv_now(self->worker_.loop());
+  self->last_active_ms_ = self->worker_.loopNowMs();
   if (self->out_ != nullptr && !self->out_->empty()) {
     self->worker_.markDirty(self);
   } else if (self->close_after_flush_ && self->fifo_.empty()) {
