@@ -22,12 +22,8 @@ import keyspace as ks
 # generated unless --known-bugs is given, so that the fixed seeds pass until the bug is fixed;
 # remove an entry once its fix has landed.
 KNOWN_BUGS = {
-    "ping_arity": "PING with two or more arguments answers the first one instead of the "
-                  "arity error",
     "numkeys_errors": "EVAL/EVALSHA/FCALL with a negative, non-numeric or too large numkeys "
                       "answer the arity error instead of redis-server's numkeys errors",
-    "subcommand_arity": "arity errors of subcommands name them 'client setname', 'object "
-                        "encoding' where redis-server says 'client|setname', 'object|encoding'",
     "error_order": "the proxy's context errors come before arity and unknown-subcommand "
                    "errors: in subscribed mode 'Can't execute', inside MULTI 'WATCH inside MULTI "
                    "is not allowed' for a WATCH without keys; redis-server reports the arity / "
@@ -169,7 +165,7 @@ class Generator:
 
     def known(self, bug):
         """Whether the command forms of this known proxy bug are generated (--known-bugs)."""
-        return bug in self.known_bugs
+        return bug in self.known_bugs or bug not in KNOWN_BUGS  # fixed ones: always
 
     # ---- choosing keys ----
 

@@ -116,6 +116,12 @@ TEST_F(CommandsTest, WrongArity) {
   EXPECT_EQ(cmd({"SET", "a"}), "(error) ERR wrong number of arguments for 'set' command");
   EXPECT_EQ(cmd({"HSET", "h", "f"}), "(error) ERR wrong number of arguments for 'hset' command");
   EXPECT_EQ(cmd({"DEL"}), "(error) ERR wrong number of arguments for 'del' command");
+  EXPECT_EQ(cmd({"PING", "a", "b"}), "(error) ERR wrong number of arguments for 'ping' command");
+  // Subcommands are named as redis-server 7 names them.
+  EXPECT_EQ(cmd({"CLIENT", "SETNAME"}),
+            "(error) ERR wrong number of arguments for 'client|setname' command");
+  EXPECT_EQ(cmd({"OBJECT", "ENCODING"}),
+            "(error) ERR wrong number of arguments for 'object|encoding' command");
   EXPECT_EQ(cmd({"GET", "a"}), "(nil)");
 }
 

@@ -219,7 +219,7 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
   // what redis-server calls a wrong number of arguments.
   if (!resp::arityOk(*cmd, args.size()) ||
       (cmd->has(resp::kCmdSplit) && (args.size() - 1) % cmd->args_per_key != 0)) {
-    refuse("-ERR wrong number of arguments for '" + commandLabel(cmd->name) + "' command\r\n");
+    refuse(arityError(*cmd));
     return;
   }
   if (cmd->has(resp::kCmdUnsupported)) {
@@ -241,7 +241,7 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
   std::vector<uint32_t>& keys = worker_.scratchKeys();
   keys.clear();
   if (!resp::extractKeys(*cmd, args, &keys)) {
-    refuse("-ERR wrong number of arguments for '" + commandLabel(cmd->name) + "' command\r\n");
+    refuse(arityError(*cmd));
     return;
   }
   route::RoutePlan& plan = worker_.scratchPlan();

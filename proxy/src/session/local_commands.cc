@@ -111,8 +111,10 @@ void runLocalCommand(ClientSession& session, const resp::CommandInfo& cmd,
   if (name == "ping") {
     if (args.size() == 1) {
       resp::appendStatus(*reply, "PONG");
-    } else {
+    } else if (args.size() == 2) {
       resp::appendBulk(*reply, args[1]);
+    } else {
+      resp::appendError(*reply, "ERR wrong number of arguments for 'ping' command");
     }
   } else if (name == "echo") {
     resp::appendBulk(*reply, args[1]);

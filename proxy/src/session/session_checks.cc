@@ -25,7 +25,7 @@ std::string unknownCommandError(std::span<const std::string_view> args) {
 }
 
 std::string arityError(const resp::CommandInfo& cmd) {
-  return "-ERR wrong number of arguments for '" + commandLabel(cmd.name) + "' command\r\n";
+  return "-ERR wrong number of arguments for '" + std::string(cmd.name) + "' command\r\n";
 }
 
 std::string requestError(const resp::CommandInfo* cmd, std::span<const std::string_view> args) {
