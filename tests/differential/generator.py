@@ -28,8 +28,6 @@ KNOWN_BUGS = {
                    "errors: in subscribed mode 'Can't execute', inside MULTI 'WATCH inside MULTI "
                    "is not allowed' for a WATCH without keys; redis-server reports the arity / "
                    "unknown subcommand error first",
-    "exec_arity": "EXEC with arguments answers -ERR instead of -EXECABORT ... because of: "
-                  "wrong number of arguments",
     "pubsub_in_multi": "SUBSCRIBE inside MULTI is refused ('Command not allowed inside a "
                        "transaction') where redis-server 7.0 queues it; not documented",
     "command_introspection": "COMMAND COUNT counts PROXY, COMMAND INFO of an unknown command "

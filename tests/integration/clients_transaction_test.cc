@@ -157,6 +157,31 @@ TEST_F(TransactionTest, DiscardAndQueueingErrors) {
   EXPECT_EQ(cmd({"INCR", "{d}k"}), "QUEUED");
   EXPECT_EQ(cmd({"SET", "{d}n", "5"}), "QUEUED");
   EXPECT_EQ(cmd({"EXEC"}), "[(error) ERR value is not an integer or out of range, OK]");
+
+  // Arity comes first, as on redis-server: a malformed EXEC discards the transaction with the
+  // reason (also outside MULTI), a WATCH without keys inside MULTI is an arity error that aborts.
+  const std::string exec_arity =
+      "(error) EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' "
+      "command";
+  EXPECT_EQ(cmd({"EXEC", "x"}), exec_arity);
+  EXPECT_EQ(cmd({"MULTI"}), "OK");
+  EXPECT_EQ(cmd({"SET", "{d}k", "2"}), "QUEUED");
+  EXPECT_EQ(cmd({"EXEC", "x"}), exec_arity);
+  EXPECT_EQ(cmd({"EXEC"}), "(error) ERR EXEC without MULTI");
+  EXPECT_EQ(cmd({"GET", "{d}k"}), "v");  // the SET was discarded
+  // ... and forgets a WATCH (found by the differential test).
+  EXPECT_EQ(cmd({"WATCH", "{d}k"}), "OK");
+  {
+    Client other(env_->port());
+    EXPECT_EQ(other.cmd({"SET", "{d}k", "changed"}), "OK");
+  }
+  EXPECT_EQ(cmd({"EXEC", "x"}), exec_arity);
+  EXPECT_EQ(cmd({"MULTI"}), "OK");
+  EXPECT_EQ(cmd({"GET", "{d}k"}), "QUEUED");
+  EXPECT_EQ(cmd({"EXEC"}), "[changed]");
+  EXPECT_EQ(cmd({"MULTI"}), "OK");
+  EXPECT_EQ(cmd({"WATCH"}), "(error) ERR wrong number of arguments for 'watch' command");
+  EXPECT_EQ(cmd({"EXEC"}), kExecAbort);
 }
 
 TEST_F(TransactionTest, WholeKeyspaceCommandsCannotBeQueued) {

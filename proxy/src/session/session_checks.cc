@@ -25,6 +25,10 @@ std::string unknownCommandError(std::span<const std::string_view> args) {
 }
 
 std::string arityError(const resp::CommandInfo& cmd) {
+  if (cmd.name == "exec") {  // redis-server discards the transaction (if any) and says why
+    return "-EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' "
+           "command\r\n";
+  }
   return "-ERR wrong number of arguments for '" + std::string(cmd.name) + "' command\r\n";
 }
 

@@ -18,7 +18,8 @@ inline constexpr std::string_view kCrossSlotError =
 // "-ERR unknown command 'x', with args beginning with: ..." for an unknown command.
 std::string unknownCommandError(std::span<const std::string_view> args);
 
-// "-ERR wrong number of arguments for 'x' command".
+// "-ERR wrong number of arguments for 'x' command" (EXEC: "-EXECABORT Transaction discarded
+// because of: wrong number of arguments for 'exec' command", as redis-server answers).
 std::string arityError(const resp::CommandInfo& cmd);
 
 // The refusal for an unknown command or subcommand, a wrong arity, a partial key group of a split

@@ -118,6 +118,11 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
   }
   const std::string_view name = cmd->name;
   if (cmd->has(resp::kCmdSession)) {
+    if (name == "exec" && !resp::arityOk(*cmd, args.size())) {
+      // As redis-server: a malformed EXEC discards the transaction state, WATCH included.
+      tx_.aborted = true;
+      return onExec(raw, *cmd, arityError(*cmd));
+    }
     if (const std::string error = requestError(cmd, args); !error.empty()) {
       refuse(error);
       return Verdict::kHandled;

@@ -144,7 +144,9 @@ class SessionState final : public backend::DedicatedOwner {
   Verdict onTransactionCommand(const resp::RequestFrame& frame, std::string_view raw,
                                const resp::CommandInfo* cmd);
   Verdict onMulti();
-  Verdict onExec(std::string_view raw, const resp::CommandInfo& cmd);
+  // abort_error: the transaction is aborted (tx_.aborted) and EXEC answers this instead.
+  Verdict onExec(std::string_view raw, const resp::CommandInfo& cmd,
+                 std::string_view abort_error = {});
   Verdict onDiscard(std::string_view raw, const resp::CommandInfo& cmd);
   Verdict onWatch(const resp::RequestFrame& frame, std::string_view raw,
                   const resp::CommandInfo& cmd);

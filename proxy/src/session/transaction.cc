@@ -70,6 +70,16 @@ SessionState::Verdict SessionState::onTransactionCommand(const resp::RequestFram
     return Verdict::kHandled;
   }
   const std::string_view name = cmd->name;
+  if (!resp::arityOk(*cmd, args.size())) {
+    // redis-server checks the arity before anything else, and a malformed EXEC discards the
+    // transaction with the reason.
+    if (name == "exec") {
+      tx_.aborted = true;
+      return onExec(raw, *cmd, arityError(*cmd));
+    }
+    abortTransaction(arityError(*cmd));
+    return Verdict::kHandled;
+  }
   if (name == "exec") {
     return onExec(raw, *cmd);
   }
@@ -194,7 +204,8 @@ SessionState::Verdict SessionState::startMulti(std::string* error) {
   return Verdict::kHandled;
 }
 
-SessionState::Verdict SessionState::onExec(std::string_view raw, const resp::CommandInfo& cmd) {
+SessionState::Verdict SessionState::onExec(std::string_view raw, const resp::CommandInfo& cmd,
+                                           std::string_view abort_error) {
   auto finish = [this] {
     tx_.reset();
     forgetWatch();
@@ -214,8 +225,10 @@ SessionState::Verdict SessionState::onExec(std::string_view raw, const resp::Com
       pinned_->send(tx_.multi_sent ? kDiscard : kUnwatch, nullptr, 0, 1, false);
     }
     const std::string error =
-        tx_.aborted ? "-EXECABORT Transaction discarded because of previous errors.\r\n"
-                    : watch_lost_;
+        !abort_error.empty()
+            ? std::string(abort_error)
+            : (tx_.aborted ? "-EXECABORT Transaction discarded because of previous errors.\r\n"
+                           : watch_lost_);
     finish();
     refuse(error);
     releaseIfUnneeded();
