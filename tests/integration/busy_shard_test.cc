@@ -37,6 +37,15 @@ size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// Requests the proxy has sent to shard `index` (INFO shards "requests=", health PINGs not
+// counted), -1 when the line is missing.
+long long shardRequests(Client& c, int index) {
+  const std::string info = c.cmd({"INFO", "shards"});
+  const size_t line = info.find("shard" + std::to_string(index) + ":addr=");
+  const size_t at = line == std::string::npos ? line : info.find(",requests=", line);
+  return at == std::string::npos ? -1 : std::stoll(info.substr(at + 10));
+}
+
 TEST(BusyShardTest, LongScriptAnswersAndOtherClientsSeeNoErrors) {
   if (directMode()) {
     GTEST_SKIP() << "proxy only";
@@ -196,6 +205,8 @@ TEST(BusyShardTest, AStallFailsOnlyWhatWasSent) {
     Client c(proxy.port());
     ASSERT_EQ(c.cmd({"SET", key, "before"}), "OK");
   }
+  Client info(proxy.port());
+  const long long requests_before = shardRequests(info, 0);
   shards[0]->pause();
   RawConn a(proxy.port());
   RawConn b(proxy.port());
@@ -204,7 +215,11 @@ TEST(BusyShardTest, AStallFailsOnlyWhatWasSent) {
     a.sendAll("*3\r\n$3\r\nSET\r\n$" + std::to_string(big_key.size()) + "\r\n" + big_key + "\r\n$" +
               std::to_string(value.size()) + "\r\n" + value + "\r\n");
   });
-  writer.join();  // the proxy has read it all; the shard has taken only what its buffers hold
+  writer.join();
+  // The proxy has read the whole SET and queued it for the shard (which takes only what its
+  // socket buffers hold): only then may the GET arrive, or it could be written first.
+  ASSERT_TRUE(eventually([&] { return shardRequests(info, 0) == requests_before + 1; }))
+      << info.cmd({"INFO", "shards"});
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   ASSERT_TRUE(
       b.sendAll("*2\r\n$3\r\nGET\r\n$" + std::to_string(key.size()) + "\r\n" + key + "\r\n"));

@@ -291,6 +291,7 @@ void BackendConn::flush() {
   }
   writing_ = true;
   unsent_ops_ = 0;  // every queued byte is now the kernel's or libuv's to write
+  stall_.wrote(worker_.loopNowMs(), writeQueue());
 }
 
 void BackendConn::onWriteCb(uv_write_t* req, int status) {

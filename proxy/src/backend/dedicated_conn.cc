@@ -155,6 +155,8 @@ void DedicatedConn::flush() {
     return;
   }
   writing_ = true;
+  stall_.wrote(uv_now(worker_.loop()),
+               uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&tcp_)));
 }
 
 void DedicatedConn::onWriteCb(uv_write_t* req, int status) {

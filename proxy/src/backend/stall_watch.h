@@ -3,9 +3,9 @@
 // A connection is stalled when it has requests outstanding and no byte has moved on it, in
 // either direction, for its limit: backend.timeout_ms, or backend.slow_timeout_ms while one of
 // backend.slow_commands (scripts, functions, ...) is outstanding. A byte moves when a reply is
-// read, when a write completes, or when the bytes waiting in the write queue shrink (a large
-// request going out). A shard that is slow but still sending or taking bytes is never stalled;
-// a SIGSTOPped or wedged one is, one limit after its last byte.
+// read, when a write is handed to the kernel or completes, or when the bytes waiting in the write
+// queue shrink (a large request going out). A shard that is slow but still sending or taking bytes
+// is never stalled; a SIGSTOPped or wedged one is, one limit after its last byte.
 //
 //   requests   ....[ outstanding ........................................ ]....
 //   writes         wwwwwwwwwwwww                     (a 200 MB SET going out)
@@ -33,6 +33,13 @@ class StallWatch {
 
   // A reply was read or a write completed.
   void progress(uint64_t now_ms) { last_ms_ = now_ms; }
+
+  // A write was handed to libuv with `write_queue` bytes left queued: whatever the kernel took
+  // now moved, and the queue shrinks from here.
+  void wrote(uint64_t now_ms, size_t write_queue) {
+    last_ms_ = now_ms;
+    write_queue_ = write_queue;
+  }
 
   // At a timer check: 0 when nothing has moved for `limit_ms`, otherwise how long to wait before
   // checking again. `write_queue` is how many bytes are accepted for writing and not yet written.

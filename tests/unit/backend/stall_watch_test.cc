@@ -41,6 +41,16 @@ TEST(StallWatchTest, AShrinkingWriteQueueIsProgress) {
   EXPECT_EQ(w.check(now + 1000, queue, 1000), 0u);
 }
 
+TEST(StallWatchTest, AWriteHandedOverSetsTheBaseline) {
+  // Requests queued (nothing in libuv's queue yet), then a 200 MB write handed over with most of
+  // it left queued: the queue shrinking from there is progress, from the first check on.
+  StallWatch w;
+  w.start(0, 0);
+  w.wrote(10, 190u << 20);
+  EXPECT_EQ(w.check(1010, 180u << 20, 1000), 1000u);
+  EXPECT_EQ(w.check(2010, 180u << 20, 1000), 0u);
+}
+
 TEST(StallWatchTest, AGrowingWriteQueueIsNotProgress) {
   // More requests queued behind a stuck one do not hide the stall.
   StallWatch w;
