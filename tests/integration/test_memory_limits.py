@@ -54,7 +54,7 @@ def capped():
     procs = Processes(tmp)
     try:
         shard_ports = [procs.redis("shard%d" % i)[1] for i in range(SHARDS)]
-        # A 200 MB value takes the shard longer than the default 1 s request timeout to take in.
+        # Under an address-space limit the proxy pages slowly: a generous stall limit.
         config = os.path.join(tmp, "proxy.yaml")
         with open(config, "w") as f:
             f.write("backend:\n  timeout_ms: 60000\n")
