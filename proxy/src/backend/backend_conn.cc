@@ -215,7 +215,7 @@ void BackendConn::queue(std::string_view bytes, session::PendingRequest* request
   }
 }
 
-void BackendConn::startStallClock() { stall_.start(worker_.loopNowMs(), writeQueue()); }
+void BackendConn::startStallClock() { stall_.restart(worker_.loopNowMs(), writeQueue()); }
 
 size_t BackendConn::writeQueue() const {
   return writing_ ? uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&tcp_)) : 0;
@@ -291,7 +291,7 @@ void BackendConn::flush() {
   }
   writing_ = true;
   unsent_ops_ = 0;  // every queued byte is now the kernel's or libuv's to write
-  stall_.wrote(worker_.loopNowMs(), writeQueue());
+  stall_.restart(worker_.loopNowMs(), writeQueue());
 }
 
 void BackendConn::onWriteCb(uv_write_t* req, int status) {

@@ -155,8 +155,7 @@ void DedicatedConn::flush() {
     return;
   }
   writing_ = true;
-  stall_.wrote(uv_now(worker_.loop()),
-               uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&tcp_)));
+  stall_.restart(uv_now(worker_.loop()), writeQueue());
 }
 
 void DedicatedConn::onWriteCb(uv_write_t* req, int status) {
@@ -272,8 +271,12 @@ void DedicatedConn::armTimer() {
     uv_timer_stop(&timer_);
     return;
   }
-  stall_.start(uv_now(worker_.loop()), 0);
+  stall_.restart(uv_now(worker_.loop()), 0);
   uv_timer_start(&timer_, &DedicatedConn::onTimerCb, stallLimitMs(), 0);
+}
+
+size_t DedicatedConn::writeQueue() const {
+  return writing_ ? uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&tcp_)) : 0;
 }
 
 uint64_t DedicatedConn::stallLimitMs() const {
@@ -299,11 +302,7 @@ void DedicatedConn::onTimerCb(uv_timer_t* timer) {
     return;  // nothing outstanding that a stall could hold up
   }
   const uint64_t limit = self->stallLimitMs();
-  const size_t queued =
-      self->writing_
-          ? uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&self->tcp_))
-          : 0;
-  const uint64_t left = self->stall_.check(uv_now(self->worker_.loop()), queued, limit);
+  const uint64_t left = self->stall_.check(uv_now(self->worker_.loop()), self->writeQueue(), limit);
   if (left > 0) {
     uv_timer_start(&self->timer_, &DedicatedConn::onTimerCb, left, 0);  // bytes moved
     return;

@@ -107,6 +107,7 @@ class DedicatedConn {
   void flush();
   void armTimer();
   uint64_t stallLimitMs() const;
+  size_t writeQueue() const;  // bytes libuv still holds for the write in flight
   // Answers every op with the error, tells the owner (or the pool, when idle), stops the socket.
   void fail(std::string_view reason);
   void failOps(std::string_view reason);

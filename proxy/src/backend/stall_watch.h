@@ -25,21 +25,16 @@ namespace sp::backend {
 
 class StallWatch {
  public:
-  // Requests became outstanding (or the connection came up with some): the clock starts.
-  void start(uint64_t now_ms, size_t write_queue) {
+  // The clock (re)starts at now_ms with `write_queue` bytes queued for writing: requests became
+  // outstanding (or the connection came up with some), or a write was handed to libuv (whatever
+  // the kernel took then moved, and the queue shrinks from there).
+  void restart(uint64_t now_ms, size_t write_queue) {
     last_ms_ = now_ms;
     write_queue_ = write_queue;
   }
 
   // A reply was read or a write completed.
   void progress(uint64_t now_ms) { last_ms_ = now_ms; }
-
-  // A write was handed to libuv with `write_queue` bytes left queued: whatever the kernel took
-  // now moved, and the queue shrinks from here.
-  void wrote(uint64_t now_ms, size_t write_queue) {
-    last_ms_ = now_ms;
-    write_queue_ = write_queue;
-  }
 
   // At a timer check: 0 when nothing has moved for `limit_ms`, otherwise how long to wait before
   // checking again. `write_queue` is how many bytes are accepted for writing and not yet written.

@@ -8,7 +8,7 @@ namespace {
 
 TEST(StallWatchTest, NothingMovingStallsAfterTheLimit) {
   StallWatch w;
-  w.start(1000, 0);
+  w.restart(1000, 0);
   EXPECT_EQ(w.check(1400, 0, 1000), 600u);  // checked early: wait for the rest
   EXPECT_EQ(w.check(1999, 0, 1000), 1u);
   EXPECT_EQ(w.check(2000, 0, 1000), 0u);
@@ -16,7 +16,7 @@ TEST(StallWatchTest, NothingMovingStallsAfterTheLimit) {
 
 TEST(StallWatchTest, RepliesAndCompletedWritesRestartTheClock) {
   StallWatch w;
-  w.start(0, 0);
+  w.restart(0, 0);
   w.progress(900);  // a reply (or part of one) was read
   EXPECT_EQ(w.check(1000, 0, 1000), 900u);
   w.progress(1800);  // a write completed
@@ -28,7 +28,7 @@ TEST(StallWatchTest, AShrinkingWriteQueueIsProgress) {
   // A 200 MB request going out: the queue shrinks between checks, so it is never a stall,
   // however long the whole write takes.
   StallWatch w;
-  w.start(0, 200u << 20);
+  w.restart(0, 200u << 20);
   uint64_t now = 0;
   size_t queue = 200u << 20;
   for (int i = 0; i < 10; ++i) {
@@ -45,8 +45,8 @@ TEST(StallWatchTest, AWriteHandedOverSetsTheBaseline) {
   // Requests queued (nothing in libuv's queue yet), then a 200 MB write handed over with most of
   // it left queued: the queue shrinking from there is progress, from the first check on.
   StallWatch w;
-  w.start(0, 0);
-  w.wrote(10, 190u << 20);
+  w.restart(0, 0);
+  w.restart(10, 190u << 20);
   EXPECT_EQ(w.check(1010, 180u << 20, 1000), 1000u);
   EXPECT_EQ(w.check(2010, 180u << 20, 1000), 0u);
 }
@@ -54,7 +54,7 @@ TEST(StallWatchTest, AWriteHandedOverSetsTheBaseline) {
 TEST(StallWatchTest, AGrowingWriteQueueIsNotProgress) {
   // More requests queued behind a stuck one do not hide the stall.
   StallWatch w;
-  w.start(0, 100);
+  w.restart(0, 100);
   EXPECT_EQ(w.check(600, 5000, 1000), 400u);
   EXPECT_EQ(w.check(1000, 9000, 1000), 0u);
 }
@@ -63,7 +63,7 @@ TEST(StallWatchTest, TheLimitIsTheCallersAtEachCheck) {
   // A slow command outstanding raises the limit (backend.slow_timeout_ms); once it is answered
   // the ordinary one applies again.
   StallWatch w;
-  w.start(0, 0);
+  w.restart(0, 0);
   EXPECT_EQ(w.check(1500, 0, 60000), 58500u);
   EXPECT_EQ(w.check(1500, 0, 1000), 0u);
 }
