@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "backend/resolve.h"
+#include "backend/send_queue.h"
 #include "core/assert.h"
 #include "core/clock.h"
 #include "net/worker.h"
@@ -291,7 +292,7 @@ void BackendConn::flush() {
   }
   writing_ = true;
   unsent_ops_ = 0;  // every queued byte is now the kernel's or libuv's to write
-  stall_.restart(worker_.loopNowMs(), writeQueue());
+  stall_.restart(worker_.loopNowMs(), writeQueue(), kernelSendQueue(&tcp_));
 }
 
 void BackendConn::onWriteCb(uv_write_t* req, int status) {
@@ -304,7 +305,9 @@ void BackendConn::onWriteCb(uv_write_t* req, int status) {
     }
     return;
   }
-  self->stall_.progress(uv_now(self->worker_.loop()));
+  // The socket was backed up: the kernel's queue is the baseline from which the shard is seen to
+  // take the rest.
+  self->stall_.restart(uv_now(self->worker_.loop()), 0, kernelSendQueue(&self->tcp_));
   if (!self->out_.empty()) {
     self->worker_.markDirty(self);
   }
@@ -618,7 +621,8 @@ void BackendConn::onRequestTimerCb(uv_timer_t* timer) {
     return;
   }
   const uint64_t limit = self->stallLimitMs();
-  const uint64_t left = self->stall_.check(uv_now(self->worker_.loop()), self->writeQueue(), limit);
+  const uint64_t left = self->stall_.check(uv_now(self->worker_.loop()), self->writeQueue(),
+                                           kernelSendQueue(&self->tcp_), limit);
   if (left > 0) {
     self->request_timer_armed_ = true;  // bytes moved since it was armed: wait for the rest
     self->timeout_confirming_ = false;

@@ -9,6 +9,7 @@
 
 #include "backend/backend_conn.h"
 #include "backend/resolve.h"
+#include "backend/send_queue.h"
 #include "core/assert.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
@@ -155,7 +156,7 @@ void DedicatedConn::flush() {
     return;
   }
   writing_ = true;
-  stall_.restart(uv_now(worker_.loop()), writeQueue());
+  stall_.restart(uv_now(worker_.loop()), writeQueue(), kernelSendQueue(&tcp_));
 }
 
 void DedicatedConn::onWriteCb(uv_write_t* req, int status) {
@@ -170,7 +171,8 @@ void DedicatedConn::onWriteCb(uv_write_t* req, int status) {
     self->fail(uv_strerror(status));
     return;
   }
-  self->stall_.progress(uv_now(self->worker_.loop()));
+  // As BackendConn::onWriteCb: the kernel's queue is the baseline for the shard taking the rest.
+  self->stall_.restart(uv_now(self->worker_.loop()), 0, kernelSendQueue(&self->tcp_));
   self->flush();
 }
 
@@ -302,7 +304,8 @@ void DedicatedConn::onTimerCb(uv_timer_t* timer) {
     return;  // nothing outstanding that a stall could hold up
   }
   const uint64_t limit = self->stallLimitMs();
-  const uint64_t left = self->stall_.check(uv_now(self->worker_.loop()), self->writeQueue(), limit);
+  const uint64_t left = self->stall_.check(uv_now(self->worker_.loop()), self->writeQueue(),
+                                           kernelSendQueue(&self->tcp_), limit);
   if (left > 0) {
     uv_timer_start(&self->timer_, &DedicatedConn::onTimerCb, left, 0);  // bytes moved
     return;

@@ -6,22 +6,24 @@
 namespace sp::backend {
 namespace {
 
+constexpr size_t kUnknown = StallWatch::kUnknown;
+
 TEST(StallWatchTest, NothingMovingStallsAfterTheLimit) {
   StallWatch w;
   w.restart(1000, 0);
-  EXPECT_EQ(w.check(1400, 0, 1000), 600u);  // checked early: wait for the rest
-  EXPECT_EQ(w.check(1999, 0, 1000), 1u);
-  EXPECT_EQ(w.check(2000, 0, 1000), 0u);
+  EXPECT_EQ(w.check(1400, 0, kUnknown, 1000), 600u);  // checked early: wait for the rest
+  EXPECT_EQ(w.check(1999, 0, kUnknown, 1000), 1u);
+  EXPECT_EQ(w.check(2000, 0, kUnknown, 1000), 0u);
 }
 
 TEST(StallWatchTest, RepliesAndCompletedWritesRestartTheClock) {
   StallWatch w;
   w.restart(0, 0);
   w.progress(900);  // a reply (or part of one) was read
-  EXPECT_EQ(w.check(1000, 0, 1000), 900u);
+  EXPECT_EQ(w.check(1000, 0, kUnknown, 1000), 900u);
   w.progress(1800);  // a write completed
-  EXPECT_EQ(w.check(2700, 0, 1000), 100u);
-  EXPECT_EQ(w.check(2800, 0, 1000), 0u);
+  EXPECT_EQ(w.check(2700, 0, kUnknown, 1000), 100u);
+  EXPECT_EQ(w.check(2800, 0, kUnknown, 1000), 0u);
 }
 
 TEST(StallWatchTest, AShrinkingWriteQueueIsProgress) {
@@ -34,11 +36,11 @@ TEST(StallWatchTest, AShrinkingWriteQueueIsProgress) {
   for (int i = 0; i < 10; ++i) {
     now += 1000;
     queue -= 10u << 20;
-    EXPECT_EQ(w.check(now, queue, 1000), 1000u) << i;
+    EXPECT_EQ(w.check(now, queue, kUnknown, 1000), 1000u) << i;
   }
   // The shard stops reading: the queue stays put, and one limit later it is a stall.
-  EXPECT_EQ(w.check(now + 500, queue, 1000), 500u);
-  EXPECT_EQ(w.check(now + 1000, queue, 1000), 0u);
+  EXPECT_EQ(w.check(now + 500, queue, kUnknown, 1000), 500u);
+  EXPECT_EQ(w.check(now + 1000, queue, kUnknown, 1000), 0u);
 }
 
 TEST(StallWatchTest, AWriteHandedOverSetsTheBaseline) {
@@ -47,16 +49,16 @@ TEST(StallWatchTest, AWriteHandedOverSetsTheBaseline) {
   StallWatch w;
   w.restart(0, 0);
   w.restart(10, 190u << 20);
-  EXPECT_EQ(w.check(1010, 180u << 20, 1000), 1000u);
-  EXPECT_EQ(w.check(2010, 180u << 20, 1000), 0u);
+  EXPECT_EQ(w.check(1010, 180u << 20, kUnknown, 1000), 1000u);
+  EXPECT_EQ(w.check(2010, 180u << 20, kUnknown, 1000), 0u);
 }
 
 TEST(StallWatchTest, AGrowingWriteQueueIsNotProgress) {
   // More requests queued behind a stuck one do not hide the stall.
   StallWatch w;
   w.restart(0, 100);
-  EXPECT_EQ(w.check(600, 5000, 1000), 400u);
-  EXPECT_EQ(w.check(1000, 9000, 1000), 0u);
+  EXPECT_EQ(w.check(600, 5000, kUnknown, 1000), 400u);
+  EXPECT_EQ(w.check(1000, 9000, kUnknown, 1000), 0u);
 }
 
 TEST(StallWatchTest, TheLimitIsTheCallersAtEachCheck) {
@@ -64,8 +66,23 @@ TEST(StallWatchTest, TheLimitIsTheCallersAtEachCheck) {
   // the ordinary one applies again.
   StallWatch w;
   w.restart(0, 0);
-  EXPECT_EQ(w.check(1500, 0, 60000), 58500u);
-  EXPECT_EQ(w.check(1500, 0, 1000), 0u);
+  EXPECT_EQ(w.check(1500, 0, kUnknown, 60000), 58500u);
+  EXPECT_EQ(w.check(1500, 0, kUnknown, 1000), 0u);
+}
+
+TEST(StallWatchTest, AShrinkingKernelQueueIsProgress) {
+  // libuv has handed the last bytes of a large request to the kernel (its write completed), and
+  // the shard is still reading the megabytes the socket buffers hold: progress, until the kernel's
+  // queue stops shrinking for a whole limit.
+  StallWatch w;
+  w.restart(0, 0, 6u << 20);
+  EXPECT_EQ(w.check(1000, 0, 4u << 20, 1000), 1000u);
+  EXPECT_EQ(w.check(2000, 0, 1u << 20, 1000), 1000u);
+  EXPECT_EQ(w.check(3000, 0, 1u << 20, 1000), 0u);
+  // Not read (kUnknown) is never progress, on either side of the comparison.
+  w.restart(0, 0);
+  EXPECT_EQ(w.check(1000, 0, 1u << 20, 1000), 0u);
+  EXPECT_EQ(w.check(2000, 0, kUnknown, 1000), 0u);
 }
 
 }  // namespace
