@@ -31,12 +31,13 @@ constexpr size_t kMinReadSpace = 64 * 1024;
 }  // namespace
 
 BackendConn::BackendConn(net::Worker& worker, uint16_t shard, route::ShardAddress address,
-                         Credentials credentials, bool replica)
+                         Credentials credentials, bool replica, resp::Protocol protocol)
     : worker_(worker),
       stats_(replica ? worker.stats().replica_shards[shard] : worker.stats().shards[shard]),
       shard_(shard),
       address_(std::move(address)),
       credentials_(std::move(credentials)),
+      protocol_(protocol),
       replica_(replica) {}
 
 BackendConn::~BackendConn() { SP_ASSERT(!tcp_open_ && fifo_.empty()); }
@@ -132,9 +133,12 @@ void BackendConn::onConnected(int status) {
   uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &BackendConn::onAllocCb,
                 &BackendConn::onReadCb);
   // What a fresh connection must say before anything queued while it was connecting: AUTH
-  // first, then READONLY on a cluster replica.
+  // first, then HELLO 3 on a RESP3 connection, then READONLY on a cluster replica.
   if (replica_ && worker_.config().cluster_mode) {
     prepend("*1\r\n$8\r\nREADONLY\r\n", session::OpKind::kReadOnly);
+  }
+  if (protocol_ == resp::Protocol::kResp3) {
+    prepend("*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n", session::OpKind::kHello);
   }
   if (!credentials_.password.empty()) {
     std::string auth;
@@ -422,6 +426,12 @@ void BackendConn::complete(std::string_view reply) {
     case session::OpKind::kAuth:
       if (resp::isError(reply)) {
         fail("authentication failed: " + std::string(reply.substr(1, reply.size() - 3)));
+        return;
+      }
+      return;
+    case session::OpKind::kHello:
+      if (resp::isError(reply)) {
+        fail("RESP3 refused: " + std::string(reply.substr(1, reply.size() - 3)));
         return;
       }
       return;

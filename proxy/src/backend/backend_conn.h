@@ -26,6 +26,7 @@
 #include "core/buffer.h"
 #include "core/intrusive_queue.h"
 #include "net/worker_stats.h"
+#include "resp/protocol.h"
 #include "resp/reply_reader.h"
 #include "resp/reply_scanner.h"
 #include "route/topology.h"
@@ -45,8 +46,10 @@ struct Credentials {
 
 class BackendConn {
  public:
+  // `protocol` kResp3: HELLO 3 follows AUTH on every (re)connect, for RESP3 clients' requests.
   BackendConn(net::Worker& worker, uint16_t shard, route::ShardAddress address,
-              Credentials credentials, bool replica);
+              Credentials credentials, bool replica,
+              resp::Protocol protocol = resp::Protocol::kResp2);
   ~BackendConn();
   BackendConn(const BackendConn&) = delete;
   BackendConn& operator=(const BackendConn&) = delete;
@@ -131,6 +134,7 @@ class BackendConn {
   uint16_t shard_;
   route::ShardAddress address_;
   Credentials credentials_;
+  resp::Protocol protocol_;
   bool replica_;
   Link link_ = Link::kClosed;
   bool shut_down_ = false;

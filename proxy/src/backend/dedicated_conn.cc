@@ -41,8 +41,13 @@ bool sameAddress(const route::ShardAddress& a, const route::ShardAddress& b) {
 }  // namespace
 
 DedicatedConn::DedicatedConn(net::Worker& worker, DedicatedPool& pool, uint16_t shard,
-                             route::ShardAddress address, Mode mode)
-    : worker_(worker), pool_(pool), shard_(shard), address_(std::move(address)), mode_(mode) {}
+                             route::ShardAddress address, Mode mode, resp::Protocol protocol)
+    : worker_(worker),
+      pool_(pool),
+      shard_(shard),
+      address_(std::move(address)),
+      mode_(mode),
+      protocol_(protocol) {}
 
 void DedicatedConn::start() {
   uv_tcp_init(worker_.loop(), &tcp_);
@@ -62,6 +67,12 @@ void DedicatedConn::start() {
     out_.append(auth);
     Op op;
     op.auth = true;
+    ops_.push_back(op);
+  }
+  if (protocol_ == resp::Protocol::kResp3) {
+    out_.append("*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n");
+    Op op;
+    op.hello = true;
     ops_.push_back(op);
   }
   sockaddr_storage addr;
@@ -224,6 +235,16 @@ void DedicatedConn::onRead(ssize_t nread) {
   in_.shrinkIfEmpty(kKeepBytes);  // after a large reply; smaller ones never reach the limit
 }
 
+void DedicatedConn::switchProtocol(resp::Protocol protocol) {
+  if (protocol == protocol_ || failed_ || closing_) {
+    return;
+  }
+  protocol_ = protocol;
+  send(protocol == resp::Protocol::kResp3 ? "*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n"
+                                          : "*2\r\n$5\r\nHELLO\r\n$1\r\n2\r\n",
+       nullptr, 0, 1, false);
+}
+
 void DedicatedConn::onReply(std::string_view reply) {
   if (mode_ == Mode::kSubscriber && isPush(reply)) {
     if (owner_ != nullptr) {
@@ -237,10 +258,12 @@ void DedicatedConn::onReply(std::string_view reply) {
     return;
   }
   Op& op = ops_.front();
-  if (op.auth) {
+  if (op.auth || op.hello) {
+    const bool auth = op.auth;
     ops_.pop_front();
     if (resp::isError(reply)) {
-      fail("authentication failed: " + std::string(reply.substr(1, reply.size() - 3)));
+      fail((auth ? "authentication failed: " : "RESP3 refused: ") +
+           std::string(reply.substr(1, reply.size() - 3)));
     }
     return;
   }
@@ -327,7 +350,7 @@ void DedicatedConn::failOps(std::string_view reason) {
   std::deque<Op> ops;
   ops.swap(ops_);
   for (Op& op : ops) {
-    while (op.remaining > 0 && !op.auth) {
+    while (op.remaining > 0 && !op.auth && !op.hello) {
       --op.remaining;
       if (op.request != nullptr) {
         session::ClientSession::onBackendReply(worker_, op.request, op.fragment++, error);
@@ -393,7 +416,8 @@ size_t DedicatedPool::idleCount() const {
 }
 
 DedicatedConn* DedicatedPool::acquire(uint16_t shard, DedicatedConn::Mode mode,
-                                      DedicatedOwner* owner, std::string* error) {
+                                      DedicatedOwner* owner, std::string* error,
+                                      resp::Protocol protocol) {
   const route::Topology& topology = worker_.topology();
   if (shut_down_ || shard >= topology.shardCount()) {
     *error = "-ERR shardproxy is shutting down\r\n";
@@ -410,17 +434,19 @@ DedicatedConn* DedicatedPool::acquire(uint16_t shard, DedicatedConn::Mode mode,
   }
   if (mode == DedicatedConn::Mode::kCommands) {
     auto& list = idle_[shard];
-    while (!list.empty()) {
-      DedicatedConn* conn = list.back();
-      list.pop_back();
-      if (sameAddress(conn->address_, address)) {
+    for (size_t i = list.size(); i-- > 0;) {
+      DedicatedConn* conn = list[i];
+      if (!sameAddress(conn->address_, address)) {
+        list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
+        conn->close("shard address changed");
+      } else if (conn->protocol_ == protocol) {
+        list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
         conn->owner_ = owner;
         return conn;
       }
-      conn->close("shard address changed");
     }
   }
-  auto* conn = new DedicatedConn(worker_, *this, shard, address, mode);
+  auto* conn = new DedicatedConn(worker_, *this, shard, address, mode, protocol);
   ++open_;
   conn->start();
   if (conn->failed_) {

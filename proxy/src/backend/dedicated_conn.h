@@ -28,6 +28,7 @@
 
 #include "backend/stall_watch.h"
 #include "core/buffer.h"
+#include "resp/protocol.h"
 #include "resp/reply_scanner.h"
 #include "route/topology.h"
 #include "session/pending_request.h"
@@ -75,6 +76,9 @@ class DedicatedConn {
   // Must not be called on a failed connection.
   void send(std::string_view bytes, session::PendingRequest* request, uint32_t fragment,
             uint32_t replies, bool blocking);
+  // The owner's client switched protocol (HELLO) while it holds this connection (WATCH): HELLO
+  // goes out behind what is queued, its reply dropped, and the pool files it under the new one.
+  void switchProtocol(resp::Protocol protocol);
 
  private:
   friend class DedicatedPool;
@@ -85,12 +89,13 @@ class DedicatedConn {
     uint32_t fragment = 0;
     uint32_t remaining = 1;  // replies still expected
     bool blocking = false;
-    bool slow = false;  // one of backend.slow_commands
-    bool auth = false;  // the AUTH the proxy sends first: an error reply fails the connection
+    bool slow = false;   // one of backend.slow_commands
+    bool auth = false;   // the AUTH the proxy sends first: an error reply fails the connection
+    bool hello = false;  // HELLO 3 after it (RESP3 clients' connections): likewise
   };
 
   DedicatedConn(net::Worker& worker, DedicatedPool& pool, uint16_t shard,
-                route::ShardAddress address, Mode mode);
+                route::ShardAddress address, Mode mode, resp::Protocol protocol);
   ~DedicatedConn() = default;
 
   static void onConnectCb(uv_connect_t* req, int status);
@@ -120,6 +125,7 @@ class DedicatedConn {
   uint16_t shard_;
   route::ShardAddress address_;
   Mode mode_;
+  resp::Protocol protocol_;
   DedicatedOwner* owner_ = nullptr;
   Link link_ = Link::kConnecting;
   bool failed_ = false;
@@ -148,11 +154,12 @@ class DedicatedPool {
   DedicatedPool(const DedicatedPool&) = delete;
   DedicatedPool& operator=(const DedicatedPool&) = delete;
 
-  // A connection to `shard` for `owner`: an idle one of the same address when there is one, else
-  // a new one (commands queue while it connects). nullptr when the shard is ejected (the shared
-  // connection fails fast) or the worker is shutting down: answer with *error then.
+  // A connection to `shard` for `owner`, speaking `protocol`: an idle one of the same address and
+  // protocol when there is one, else a new one (commands queue while it connects). nullptr when
+  // the shard is ejected (the shared connection fails fast) or the worker is shutting down:
+  // answer with *error then.
   DedicatedConn* acquire(uint16_t shard, DedicatedConn::Mode mode, DedicatedOwner* owner,
-                         std::string* error);
+                         std::string* error, resp::Protocol protocol = resp::Protocol::kResp2);
   // Back from its owner: kept for reuse when idle, healthy and in command mode (up to
   // kMaxIdlePerShard per shard), closed otherwise.
   void release(DedicatedConn* conn);

@@ -9,6 +9,7 @@
 #include <ctime>
 
 #include "net/worker.h"
+#include "resp/command_table.h"
 
 namespace sp::net {
 namespace {
@@ -132,7 +133,7 @@ std::string ProxyContext::info(std::string_view section, bool admin) const {
     utsname uts{};
     uname(&uts);
     out += "# Server\r\n";
-    line(out, "redis_version", std::string("7.0.0"));
+    line(out, "redis_version", std::string(resp::CommandTable::redisVersion()));
     line(out, "shardproxy_version", std::string(SHARDPROXY_VERSION));
     line(out, "redis_mode", std::string("standalone"));
     line(out, "os", std::string(uts.sysname) + " " + uts.release + " " + uts.machine);

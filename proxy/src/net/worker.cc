@@ -87,6 +87,8 @@ Worker::Worker(int index, ProxyContext& context, int listen_fd)
   const size_t shards = topology_->shardCount();
   backends_.resize(shards);
   replicas_.resize(shards);
+  resp3_backends_.resize(shards);
+  resp3_replicas_.resize(shards);
   read_turn_.assign(shards, 0);
   for (size_t s = 0; s < shards; ++s) {
     buildShard(*topology_, s, &backends_[s], &replicas_[s]);
@@ -96,23 +98,41 @@ Worker::Worker(int index, ProxyContext& context, int listen_fd)
 Worker::~Worker() {
   backends_.clear();
   replicas_.clear();
+  resp3_backends_.clear();
+  resp3_replicas_.clear();
   retired_.clear();
   uv_loop_close(&loop_);
 }
 
 void Worker::buildShard(const route::Topology& topology, size_t s,
                         std::vector<std::unique_ptr<backend::BackendConn>>* primaries,
-                        std::vector<std::unique_ptr<backend::BackendConn>>* replicas) {
+                        std::vector<std::unique_ptr<backend::BackendConn>>* replicas,
+                        resp::Protocol protocol) {
   const route::ShardAddress& address = topology.shards()[s];
   const auto shard = static_cast<uint16_t>(s);
   const backend::Credentials creds{address.username, address.password};
   for (int i = 0; i < config_->backend_connections; ++i) {
     primaries->push_back(
-        std::make_unique<backend::BackendConn>(*this, shard, address, creds, false));
+        std::make_unique<backend::BackendConn>(*this, shard, address, creds, false, protocol));
   }
   for (const auto& replica : address.replicas) {
     replicas->push_back(std::make_unique<backend::BackendConn>(
-        *this, shard, replica, backend::Credentials{replica.username, replica.password}, true));
+        *this, shard, replica, backend::Credentials{replica.username, replica.password}, true,
+        protocol));
+  }
+}
+
+void Worker::buildResp3Shard(uint16_t shard) {
+  buildShard(*topology_, shard, &resp3_backends_[shard], &resp3_replicas_[shard],
+             resp::Protocol::kResp3);
+  for (auto* group : {&resp3_backends_[shard], &resp3_replicas_[shard]}) {
+    for (auto& conn : *group) {
+      if (closed_) {
+        conn->shutdown();  // requests get "proxy shutting down" at once
+      } else {
+        conn->start();
+      }
+    }
   }
 }
 
@@ -222,7 +242,8 @@ void Worker::applyConfig(std::shared_ptr<const config::Config> config,
     }
   }
   size_t retired = 0;
-  for (auto* group : {&backends_, &replicas_}) {
+  // RESP3 connections are all rebuilt on first use under the new topology.
+  for (auto* group : {&backends_, &replicas_, &resp3_backends_, &resp3_replicas_}) {
     for (auto& shard : *group) {
       for (auto& conn : shard) {
         if (conn != nullptr) {
@@ -240,6 +261,10 @@ void Worker::applyConfig(std::shared_ptr<const config::Config> config,
   extra_nodes_.clear();
   backends_ = std::move(backends);
   replicas_ = std::move(replicas);
+  resp3_backends_.clear();
+  resp3_backends_.resize(shards);
+  resp3_replicas_.clear();
+  resp3_replicas_.resize(shards);
   read_turn_.assign(shards, 0);
   topology_ = std::move(topology);
   spdlog::debug("worker {}: new topology: {} shards kept, {} new, {} connections draining", index_,
@@ -438,14 +463,19 @@ void Worker::sessionClosed(session::ClientSession* s) {
   context_.clients_open.fetch_sub(1, std::memory_order_relaxed);
 }
 
-backend::BackendConn& Worker::backendFor(uint16_t shard, uint64_t client_id) {
-  auto& conns = backends_[shard];
+backend::BackendConn& Worker::backendFor(uint16_t shard, uint64_t client_id,
+                                         resp::Protocol protocol) {
+  if (protocol == resp::Protocol::kResp3 && resp3_backends_[shard].empty()) {
+    buildResp3Shard(shard);
+  }
+  auto& conns = protocol == resp::Protocol::kResp2 ? backends_[shard] : resp3_backends_[shard];
   return *conns[conns.size() == 1 ? 0 : client_id % conns.size()];
 }
 
-backend::BackendConn& Worker::backendForRead(uint16_t shard, uint64_t client_id) {
-  backend::BackendConn& primary = backendFor(shard, client_id);
-  auto& replicas = replicas_[shard];
+backend::BackendConn& Worker::backendForRead(uint16_t shard, uint64_t client_id,
+                                             resp::Protocol protocol) {
+  backend::BackendConn& primary = backendFor(shard, client_id, protocol);
+  auto& replicas = protocol == resp::Protocol::kResp2 ? replicas_[shard] : resp3_replicas_[shard];
   const config::ReadFrom mode = config_->read_from;
   if (replicas.empty() || mode == config::ReadFrom::kPrimary) {
     return primary;
@@ -465,7 +495,7 @@ backend::BackendConn& Worker::backendForRead(uint16_t shard, uint64_t client_id)
 }
 
 void Worker::forEachBackend(const std::function<void(backend::BackendConn&)>& fn) {
-  for (auto* group : {&backends_, &replicas_}) {
+  for (auto* group : {&backends_, &replicas_, &resp3_backends_, &resp3_replicas_}) {
     for (auto& shard : *group) {
       for (auto& conn : shard) {
         fn(*conn);
@@ -593,21 +623,23 @@ void Worker::onRetryTimer() {
 void Worker::sendToNode(session::PendingRequest* request, uint32_t fragment,
                         const std::string& host, uint16_t port, bool asking) {
   const uint64_t client_id = request->owner->id();
+  const resp::Protocol protocol = request->protocol;
   backend::BackendConn* target = nullptr;
   const auto& shards = topology_->shards();
   for (size_t s = 0; s < shards.size() && target == nullptr; ++s) {
     if (shards[s].host == host && shards[s].port == port) {
-      target = &backendFor(static_cast<uint16_t>(s), client_id);
+      target = &backendFor(static_cast<uint16_t>(s), client_id, protocol);
     }
   }
   if (target == nullptr) {
     const std::string key = host + ":" + std::to_string(port);
-    auto& conn = extra_nodes_[key];
+    auto& conn = extra_nodes_[protocol == resp::Protocol::kResp3 ? key + " resp3" : key];
     if (conn == nullptr) {
       route::ShardAddress address(key, host, port);
       conn = std::make_unique<backend::BackendConn>(
           *this, request->shard, address,
-          backend::Credentials{config_->backend_username, config_->backend_password}, false);
+          backend::Credentials{config_->backend_username, config_->backend_password}, false,
+          protocol);
       conn->start();
     }
     target = conn.get();

@@ -21,6 +21,7 @@
 #include "core/log.h"
 #include "net/proxy_context.h"
 #include "net/worker_stats.h"
+#include "resp/protocol.h"
 #include "resp/request_parser.h"
 #include "route/router.h"
 #include "session/pending_request.h"
@@ -93,10 +94,13 @@ class Worker {
   size_t readBufferSize() const { return kReadBufferSize; }
 
   // The connection a client uses for a shard: fixed per client, so its requests to one shard
-  // keep their order at the shard.
-  backend::BackendConn& backendFor(uint16_t shard, uint64_t client_id);
+  // keep their order at the shard. RESP3 clients have connections of their own that speak RESP3
+  // (made on first use per shard), so shard replies reach them unchanged.
+  backend::BackendConn& backendFor(uint16_t shard, uint64_t client_id,
+                                   resp::Protocol protocol = resp::Protocol::kResp2);
   // Where a read-only command goes under backend.read_from: a live replica or the primary.
-  backend::BackendConn& backendForRead(uint16_t shard, uint64_t client_id);
+  backend::BackendConn& backendForRead(uint16_t shard, uint64_t client_id,
+                                       resp::Protocol protocol = resp::Protocol::kResp2);
   backend::BackendConn& backendAt(uint16_t shard, size_t index) { return *backends_[shard][index]; }
   // Every backend connection of this worker, primaries and replicas.
   void forEachBackend(const std::function<void(backend::BackendConn&)>& fn);
@@ -157,7 +161,10 @@ class Worker {
   // Connections for shard s of `topology` (not started).
   void buildShard(const route::Topology& topology, size_t s,
                   std::vector<std::unique_ptr<backend::BackendConn>>* primaries,
-                  std::vector<std::unique_ptr<backend::BackendConn>>* replicas);
+                  std::vector<std::unique_ptr<backend::BackendConn>>* replicas,
+                  resp::Protocol protocol = resp::Protocol::kResp2);
+  // RESP3 connections of `shard`, built and started on first use.
+  void buildResp3Shard(uint16_t shard);
   void applyLimits();  // parser limits and slow log from config_
   // Cluster mode: the fragment's redirect and retry counts; nullptr when it cannot be sent again.
   session::PendingRequest::ClusterTries* clusterTries(session::PendingRequest* request,
@@ -219,6 +226,9 @@ class Worker {
 
   std::vector<std::vector<std::unique_ptr<backend::BackendConn>>> backends_;  // [shard][i]
   std::vector<std::vector<std::unique_ptr<backend::BackendConn>>> replicas_;  // [shard][replica]
+  // The same for RESP3 clients: a shard's are built when a RESP3 client first needs them.
+  std::vector<std::vector<std::unique_ptr<backend::BackendConn>>> resp3_backends_;
+  std::vector<std::vector<std::unique_ptr<backend::BackendConn>>> resp3_replicas_;
   std::vector<size_t> read_turn_;  // [shard] rotation over read candidates
   std::vector<std::unique_ptr<backend::BackendConn>> retired_;  // draining; freed once closed
   // Cluster mode: connections to nodes a redirect named before the topology listed them.

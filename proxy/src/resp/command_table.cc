@@ -219,6 +219,8 @@ bool specKeys(const CommandInfo& cmd, const KeySpec& spec, std::span<const std::
 
 }  // namespace
 
+std::string_view CommandTable::redisVersion() { return kRedisVersion; }
+
 const CommandTable& CommandTable::instance() {
   static const CommandTable table;
   nameIndex();  // built once, before the first lookup

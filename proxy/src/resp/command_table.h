@@ -88,6 +88,8 @@ struct CommandInfo {
 class CommandTable {
  public:
   static const CommandTable& instance();
+  // The redis-server version the table was generated from: the version the proxy reports.
+  static std::string_view redisVersion();
 
   // Case-insensitive lookup of a top-level command; nullptr when unknown.
   const CommandInfo* find(std::string_view name) const;

@@ -15,6 +15,7 @@
 #include "core/clock.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
+#include "resp/resp3.h"
 #include "session/admin_commands.h"
 #include "session/client_session.h"
 #include "session/session_checks.h"
@@ -22,9 +23,6 @@
 
 namespace sp::session {
 namespace {
-
-// The redis_version the proxy reports (INFO server says the same).
-constexpr std::string_view kRedisVersion = "7.0.0";
 
 std::string socketAddress(const sockaddr_storage& addr) {
   char host[INET6_ADDRSTRLEN] = {};
@@ -298,7 +296,8 @@ std::string ClientCommands::describe(ClientSession& session) {
   out += " qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0";
   out += " events=r cmd=NULL user=";
   out += state != nullptr ? state->rights().name : std::string("default");
-  out += " redir=-1 resp=2";
+  out += " redir=-1 resp=";
+  out += session.protocol() == resp::Protocol::kResp3 ? '3' : '2';
   return out;
 }
 
@@ -316,15 +315,15 @@ std::string_view ClientCommands::proxyConfigKey(std::string_view parameter) {
   return {};
 }
 
-std::string ClientCommands::helloReply(uint64_t client_id) {
+std::string ClientCommands::helloReply(uint64_t client_id, resp::Protocol protocol) {
   std::string out;
   resp::appendArrayHeader(out, 14);
   resp::appendBulk(out, "server");
   resp::appendBulk(out, "redis");
   resp::appendBulk(out, "version");
-  resp::appendBulk(out, kRedisVersion);
+  resp::appendBulk(out, resp::CommandTable::redisVersion());
   resp::appendBulk(out, "proto");
-  resp::appendInteger(out, 2);
+  resp::appendInteger(out, static_cast<int64_t>(protocol));
   resp::appendBulk(out, "id");
   resp::appendInteger(out, static_cast<int64_t>(client_id));
   resp::appendBulk(out, "mode");
@@ -333,7 +332,7 @@ std::string ClientCommands::helloReply(uint64_t client_id) {
   resp::appendBulk(out, "master");
   resp::appendBulk(out, "modules");
   resp::appendArrayHeader(out, 0);
-  return out;
+  return protocol == resp::Protocol::kResp3 ? resp::toResp3(out, resp::Resp3Shape::kMap) : out;
 }
 
 bool ClientCommands::run(ClientSession& session, const resp::CommandInfo& cmd,
@@ -416,6 +415,7 @@ SessionState::Verdict SessionState::onAuth(const resp::RequestFrame& frame,
 SessionState::Verdict SessionState::onHello(const resp::RequestFrame& frame,
                                             const resp::CommandInfo& cmd) {
   std::span<const std::string_view> args(frame.args);
+  resp::Protocol protocol = session_.protocol();  // HELLO without a version keeps it
   if (args.size() >= 2) {
     int64_t version = 0;
     const auto [end, ec] =
@@ -428,12 +428,7 @@ SessionState::Verdict SessionState::onHello(const resp::RequestFrame& frame,
       refuse("-NOPROTO unsupported protocol version\r\n");
       return Verdict::kHandled;
     }
-    if (version == 3) {
-      // RESP3 is not spoken; clients (redis-py, ioredis, node-redis, go-redis) fall back to
-      // RESP2 on -NOPROTO.
-      refuse("-NOPROTO unsupported protocol version (shardproxy speaks RESP2)\r\n");
-      return Verdict::kHandled;
-    }
+    protocol = version == 3 ? resp::Protocol::kResp3 : resp::Protocol::kResp2;
   }
   std::string_view user;
   std::string_view password;
@@ -487,10 +482,16 @@ SessionState::Verdict SessionState::onHello(const resp::RequestFrame& frame,
     }
     session_.setName(setname);
   }
+  // The reply is already in the new protocol, as redis-server sends it. A connection held for
+  // WATCH switches with the client (inside MULTI, HELLO is refused).
+  session_.setProtocol(protocol);
+  if (pinned_ != nullptr) {
+    pinned_->switchProtocol(protocol);
+  }
   if (auth) {
-    answerAuth(cmd, false, ClientCommands::helloReply(clientId()));
+    answerAuth(cmd, false, ClientCommands::helloReply(clientId(), protocol));
   } else {
-    reply(ClientCommands::helloReply(clientId()));
+    reply(ClientCommands::helloReply(clientId(), protocol));
   }
   return Verdict::kHandled;
 }

@@ -1,8 +1,8 @@
 // Connection commands the proxy answers from its own state: AUTH and HELLO (SessionState
 // routes them), and the local CLIENT INFO / LIST / KILL / NO-EVICT and CONFIG GET / RESETSTAT.
 //
-// HELLO speaks RESP2 only: HELLO 2 (or no version) answers the server map as Redis does;
-// HELLO 3 gets -NOPROTO, on which client libraries fall back to RESP2. CLIENT LIST and CLIENT
+// HELLO 2 and HELLO 3 switch the connection's protocol (resp/protocol.h) and answer the server
+// map as Redis does, in the new protocol; HELLO without a version keeps it. CLIENT LIST and CLIENT
 // KILL see the clients of the worker thread serving the connection (all clients with
 // workers: 1). CONFIG GET answers a small documented set (kConfigParams in the .cc) from the
 // proxy's configuration; CONFIG SET is a fan-out command (allow_config_set).
@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "resp/command_table.h"
+#include "resp/protocol.h"
 
 namespace sp::session {
 
@@ -29,8 +30,8 @@ class ClientCommands {
   // One CLIENT LIST line (without the newline).
   static std::string describe(ClientSession& session);
 
-  // HELLO's reply map (RESP2: a flat array of 14 elements).
-  static std::string helloReply(uint64_t client_id);
+  // HELLO's reply map: a map in RESP3, a flat array of 14 elements in RESP2.
+  static std::string helloReply(uint64_t client_id, resp::Protocol protocol);
 
   // The proxy's own key for a CONFIG parameter that describes the proxy's clients rather than
   // the shards (timeout -> limits.timeout, tcp-keepalive, maxclients), "" for any other. CONFIG

@@ -34,6 +34,15 @@ bool holdReply(std::string* slot, std::string_view reply) noexcept {
   }
 }
 
+// How a local command's reply looks to a RESP3 client (resp3.h), as redis-server 7 sends it.
+resp::Resp3Shape localReplyShape(const resp::CommandInfo& cmd) {
+  const std::string_view name = cmd.name;
+  if (name == "info" || name == "client|info" || name == "client|list") {
+    return resp::Resp3Shape::kVerbatim;
+  }
+  return name == "config|get" ? resp::Resp3Shape::kMap : resp::Resp3Shape::kPlain;
+}
+
 }  // namespace
 
 ClientSession::ClientSession(net::Worker& worker, uint64_t id)
@@ -223,7 +232,7 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
     return;
   }
   if (cmd->has(resp::kCmdUnsupported)) {
-    refuse("-ERR command '" + commandLabel(cmd->name) + "' is not supported by shardproxy\r\n");
+    refuse(unsupportedError(cmd->name));
     return;
   }
   if (cmd->has(resp::kCmdLocal)) {
@@ -235,7 +244,7 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
       return;  // answered later, through deferReply() (PROXY RELOAD)
     }
     observeImmediate(stats, cmd, replyResult(reply));
-    replyNow(reply, close_after);
+    replyNow(reply, close_after, localReplyShape(*cmd));
     return;
   }
   std::vector<uint32_t>& keys = worker_.scratchKeys();
@@ -262,6 +271,7 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
   request->start_ns = monoNanos();
   request->shard = plan.shard;
   request->cmd = cmd;
+  request->protocol = protocol_;
   fifo_.push(request);
   if (plan.kind == route::RouteKind::kSplit) {
     stats.commands_split.add();
@@ -273,8 +283,8 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
     return;
   }
   backend::BackendConn& conn = cmd->has(resp::kCmdReadOnly)
-                                   ? worker_.backendForRead(plan.shard, id_)
-                                   : worker_.backendFor(plan.shard, id_);
+                                   ? worker_.backendForRead(plan.shard, id_, protocol_)
+                                   : worker_.backendFor(plan.shard, id_, protocol_);
   if (!conn.accepting()) {
     onBackendReply(worker_, request, 0, conn.ejectedError());
     return;
@@ -357,7 +367,13 @@ PendingRequest* ClientSession::deferReply(const resp::CommandInfo* cmd) {
   return request;
 }
 
-void ClientSession::replyNow(std::string_view reply, bool close_after) {
+void ClientSession::replyNow(std::string_view reply, bool close_after, resp::Resp3Shape shape) {
+  std::string resp3;
+  if (protocol_ == resp::Protocol::kResp3 && !reply.empty() && reply[0] != '+' && reply[0] != '-' &&
+      reply[0] != ':') {
+    resp3 = resp::toResp3(reply, shape);
+    reply = resp3;
+  }
   if (fifo_.empty() && !close_after) {
     appendOutput(reply);
     drainCompleted();

@@ -25,7 +25,9 @@
 #include "core/buffer.h"
 #include "core/clock.h"
 #include "core/intrusive_queue.h"
+#include "resp/protocol.h"
 #include "resp/request_parser.h"
+#include "resp/resp3.h"
 #include "session/pending_request.h"
 #include "session/session_state.h"
 
@@ -57,6 +59,9 @@ class ClientSession {
   bool resume_pending = false;
 
   uint64_t id() const { return id_; }
+  // RESP2 until HELLO 3; HELLO 2 and RESET switch back (SessionState).
+  resp::Protocol protocol() const { return protocol_; }
+  void setProtocol(resp::Protocol protocol) { protocol_ = protocol; }
   const std::string& name() const { return name_; }
   void setName(std::string_view name) { name_ = std::string(name); }
   net::Worker& worker() { return worker_; }
@@ -86,7 +91,9 @@ class ClientSession {
   void consumeInput(size_t nread, const uv_buf_t* buf);  // onRead's work; may throw bad_alloc
   size_t processInput(std::string_view data);            // returns bytes consumed
   void dispatch(const resp::RequestFrame& frame, std::string_view raw);
-  void replyNow(std::string_view reply, bool close_after = false);
+  // A reply the proxy built (RESP2), re-encoded in `shape` for a RESP3 client (resp3.h).
+  void replyNow(std::string_view reply, bool close_after = false,
+                resp::Resp3Shape shape = resp::Resp3Shape::kPlain);
   void refuse(std::string_view error_line);  // "-ERR ...\r\n" counted as refused
   void protocolError();
   void drainCompleted();
@@ -106,6 +113,7 @@ class ClientSession {
   Buffer* writing_ = nullptr;  // replies of the uv_write in flight
   IntrusiveQueue<PendingRequest, &PendingRequest::next> fifo_;
   std::string name_;
+  resp::Protocol protocol_ = resp::Protocol::kResp2;
   bool closing_ = false;
   bool reading_ = false;
   bool input_stopped_ = false;      // QUIT or protocol error: ignore anything after it

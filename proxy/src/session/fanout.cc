@@ -26,8 +26,8 @@ void sendSplit(net::Worker& worker, uint64_t client_id, PendingRequest* request,
   for (size_t f = 0; f < fragments; ++f) {
     const uint16_t shard = plan.fragment_shard[f];
     backend::BackendConn& conn = cmd.has(resp::kCmdReadOnly)
-                                     ? worker.backendForRead(shard, client_id)
-                                     : worker.backendFor(shard, client_id);
+                                     ? worker.backendForRead(shard, client_id, request->protocol)
+                                     : worker.backendFor(shard, client_id, request->protocol);
     if (!conn.accepting()) {
       request->fragment_replies[f] = conn.ejectedError();
       --request->outstanding;

@@ -216,7 +216,8 @@ void sendToEveryShard(net::Worker& worker, uint64_t client_id, PendingRequest* r
   request->fragment_replies.resize(shards);
   request->outstanding = static_cast<uint32_t>(shards);
   for (size_t s = 0; s < shards; ++s) {
-    backend::BackendConn& conn = worker.backendFor(static_cast<uint16_t>(s), client_id);
+    backend::BackendConn& conn =
+        worker.backendFor(static_cast<uint16_t>(s), client_id, request->protocol);
     if (!conn.accepting()) {
       request->fragment_replies[s] = conn.ejectedError();
       --request->outstanding;
@@ -330,8 +331,8 @@ SessionState::Verdict SessionState::onFanout(const resp::RequestFrame& frame, st
     }
     request->shard = scan_shard;
     backend::BackendConn& conn = cmd.has(resp::kCmdReadOnly)
-                                     ? w.backendForRead(scan_shard, clientId())
-                                     : w.backendFor(scan_shard, clientId());
+                                     ? w.backendForRead(scan_shard, clientId(), request->protocol)
+                                     : w.backendFor(scan_shard, clientId(), request->protocol);
     request->outstanding = 1;
     if (!conn.accepting()) {
       ClientSession::onBackendReply(w, request, 0, conn.ejectedError());

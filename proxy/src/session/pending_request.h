@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "resp/command_table.h"
+#include "resp/protocol.h"
 
 namespace sp::session {
 
@@ -18,6 +19,8 @@ struct PendingRequest {
   uint32_t outstanding = 0;        // backend replies still expected (fragments of a split)
   bool done = false;               // reply (merged, for a split) is complete
   bool close_after = false;        // QUIT or protocol error: close once this reply is written
+  // Its client's protocol when it was parsed: the shard connections it goes on speak it.
+  resp::Protocol protocol = resp::Protocol::kResp2;
   resp::MergeRule merge = resp::MergeRule::kNone;
   uint16_t shard = 0;  // shard of a routed request (first fragment's for a split)
   uint64_t start_ns = 0;
@@ -51,6 +54,7 @@ struct PendingRequest {
     outstanding = 0;
     done = false;
     close_after = false;
+    protocol = resp::Protocol::kResp2;
     merge = resp::MergeRule::kNone;
     shard = 0;
     start_ns = 0;
@@ -82,6 +86,7 @@ enum class OpKind : uint8_t {
   kRequest,   // request != nullptr
   kPing,      // health check (or the probe of an ejected shard)
   kAuth,      // AUTH sent first on every (re)connect
+  kHello,     // HELLO 3 after it, on a connection for RESP3 clients
   kAsking,    // ASKING ahead of a request redirected by -ASK (cluster mode)
   kReadOnly,  // READONLY on a cluster replica connection, so it serves reads
 };

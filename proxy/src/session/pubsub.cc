@@ -6,6 +6,7 @@
 
 #include "net/worker.h"
 #include "resp/encoder.h"
+#include "resp/resp3.h"
 #include "route/key_slot.h"
 #include "session/client_session.h"
 #include "session/session_checks.h"
@@ -261,7 +262,9 @@ SessionState::Verdict SessionState::onPubSub(const resp::RequestFrame& frame,
   }
   PendingRequest* request = queueRequest(&cmd);
   request->merge = resp::MergeRule::kPubSubAck;
-  request->reply = std::move(text);
+  request->reply = session_.protocol() == resp::Protocol::kResp3
+                       ? resp::toResp3(text, resp::Resp3Shape::kPush)
+                       : std::move(text);
   request->fragment_replies.resize(confirmations);
   request->outstanding = confirmations;
   uint32_t fragment = 0;

@@ -11,6 +11,17 @@ std::string commandLabel(std::string_view name) {
   return out;
 }
 
+std::string unsupportedError(std::string_view name) {
+  std::string out = "-ERR command '" + commandLabel(name) + "' is not supported by shardproxy";
+  if (name == "client|tracking" || name == "client|caching") {
+    out +=
+        ": client-side caching needs invalidation messages from every shard on the client's own "
+        "connection, which shared shard connections cannot carry";
+  }
+  out += "\r\n";
+  return out;
+}
+
 std::string unknownCommandError(std::span<const std::string_view> args) {
   std::string err = "-ERR unknown command '";
   err.append(args[0].substr(0, 128));

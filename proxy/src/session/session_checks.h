@@ -38,4 +38,9 @@ bool keylessScript(const resp::CommandInfo& cmd, std::span<const std::string_vie
 // "config|set" -> "config set", as errors name commands.
 std::string commandLabel(std::string_view name);
 
+// The refusal of a command the proxy does not serve (kCmdUnsupported), with the reason where one
+// helps the client: client-side caching (CLIENT TRACKING, CACHING) would wait for invalidation
+// pushes that no shard connection of the client's could carry.
+std::string unsupportedError(std::string_view name);
+
 }  // namespace sp::session

@@ -107,8 +107,8 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
       return Verdict::kHandled;
     }
   }
-  if (subscribed()) {
-    return onSubscribed(frame, cmd);
+  if (subscribed() && session_.protocol() == resp::Protocol::kResp2) {
+    return onSubscribed(frame, cmd);  // RESP3 clients may send any command while subscribed
   }
   if (tx_.active) {
     return onTransactionCommand(frame, raw, cmd);
@@ -196,6 +196,7 @@ PendingRequest* SessionState::queueRequest(const resp::CommandInfo* cmd) {
   request->owner = &session_;
   request->start_ns = monoNanos();
   request->cmd = cmd;
+  request->protocol = session_.protocol();
   session_.fifo_.push(request);
   return request;
 }
@@ -231,8 +232,8 @@ SessionState::Verdict SessionState::sendOnConn(backend::DedicatedConn** slot, ui
   }
   if (conn == nullptr) {
     std::string error;
-    conn =
-        worker().dedicated().acquire(shard, backend::DedicatedConn::Mode::kCommands, this, &error);
+    conn = worker().dedicated().acquire(shard, backend::DedicatedConn::Mode::kCommands, this,
+                                        &error, session_.protocol());
     if (conn == nullptr) {
       refuse(error);
       return Verdict::kHandled;
@@ -301,6 +302,7 @@ SessionState::Verdict SessionState::onReset(const resp::CommandInfo& /*cmd*/) {
     subs_->clear();
   }
   session_.name_.clear();
+  session_.setProtocol(resp::Protocol::kResp2);
   if (worker().config().auth.required()) {
     authenticated_ = false;
     rights_ = UserRights{};
@@ -335,7 +337,8 @@ void SessionState::releaseNow(backend::DedicatedConn* conn) {
 }
 
 void SessionState::onDedicatedPush(backend::DedicatedConn& /*conn*/, std::string_view push) {
-  session_.replyNow(push);  // after the replies before it, whole
+  // After the replies before it, whole; a push (`>`) for a RESP3 client.
+  session_.replyNow(push, false, resp::Resp3Shape::kPush);
 }
 
 void SessionState::onDedicatedIdle(backend::DedicatedConn& conn) {

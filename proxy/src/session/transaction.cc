@@ -187,8 +187,8 @@ SessionState::Verdict SessionState::startMulti(std::string* error) {
     return Verdict::kDefer;
   }
   if (pinned_ == nullptr) {
-    pinned_ =
-        worker().dedicated().acquire(shard, backend::DedicatedConn::Mode::kCommands, this, error);
+    pinned_ = worker().dedicated().acquire(shard, backend::DedicatedConn::Mode::kCommands, this,
+                                           error, session_.protocol());
     if (pinned_ == nullptr) {
       return Verdict::kHandled;
     }

@@ -188,8 +188,8 @@ async function runNodeRedis() {
       assert.equal(await client.sendCommand(['CLIENT', 'SETINFO', 'LIB-VER', '4.7.1']), 'OK');
       const hello = await client.sendCommand(['HELLO', '2']);
       assert.deepEqual(hello.slice(0, 2), ['server', 'redis']);
-      await assert.rejects(client.sendCommand(['HELLO', '3']), /NOPROTO/);
-      assert.equal(await client.ping(), 'PONG'); // still RESP2 after the refused HELLO 3
+      // No HELLO 3 here: node-redis 4 parses RESP2 only, and once the proxy accepts HELLO 3 the
+      // map it answers leaves this client waiting forever. clients_resp3.js covers RESP3.
     });
     await check('node-redis: pipeline of ~100 commands', async () => {
       const plan = pipelinePlan('nr');
