@@ -516,6 +516,40 @@ TEST_F(ClusterBackendTest, EveryFragmentOfASplitFollowsItsRedirect) {
   EXPECT_EQ(infoCounter(c, "cluster_moved_redirects"), kSlots);
 }
 
+// A RESP3 client's requests follow MOVED on RESP3 connections too: its replies keep their RESP3
+// types (a map, the null type) after the redirect, on both a plain and a split request.
+TEST_F(ClusterBackendTest, Resp3ClientsFollowRedirectsToo) {
+  const MasterPair m = twoMasters();
+  const std::vector<std::string> keys = keysServedBy(m.a_port, "r3:", 3);
+  ASSERT_EQ(keys.size(), 3u);
+  StagedProxy proxy(m.b);
+  RawConn c(proxy.port());
+  ASSERT_TRUE(c.sendAll("*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n"));
+  ASSERT_NE(c.readUntil("$7\r\nmodules\r\n*0\r\n", std::chrono::seconds(10)).find("proto\r\n:3"),
+            std::string::npos);
+  Client direct_a(m.a_port);
+  Client direct_b(m.b_port);
+  std::string mget = "*4\r\n$4\r\nMGET\r\n";
+  for (const std::string& key : keys) {
+    const std::string slot = keySlot(direct_a, key);
+    ASSERT_EQ(direct_b.cmd({"CLUSTER", "SETSLOT", slot, "NODE", m.b_id}), "OK");
+    ASSERT_EQ(direct_a.cmd({"CLUSTER", "SETSLOT", slot, "NODE", m.b_id}), "OK");
+    mget += "$" + std::to_string(key.size()) + "\r\n" + key + "\r\n";
+  }
+  ASSERT_EQ(direct_b.cmd({"HSET", keys[0], "f", "v"}), "(integer) 1");
+  ASSERT_EQ(direct_b.cmd({"SET", keys[1], "x"}), "OK");
+  const std::string hgetall =
+      "*2\r\n$7\r\nHGETALL\r\n$" + std::to_string(keys[0].size()) + "\r\n" + keys[0] + "\r\n";
+  ASSERT_TRUE(c.sendAll(hgetall));
+  EXPECT_EQ(c.readUntil("$1\r\nv\r\n", std::chrono::seconds(10)), "%1\r\n$1\r\nf\r\n$1\r\nv\r\n");
+  // MGET: the hash is a wrong type for GET, hence a null, as redis-server answers MGET.
+  ASSERT_TRUE(c.sendAll(mget));
+  EXPECT_EQ(c.readUntil("_\r\n$1\r\nx\r\n_\r\n", std::chrono::seconds(10)),
+            "*3\r\n_\r\n$1\r\nx\r\n_\r\n");
+  Client admin(proxy.port());
+  EXPECT_EQ(infoCounter(admin, "cluster_moved_redirects"), 4u);
+}
+
 // -TRYAGAIN (a multi-key command on a slot whose keys are half migrated) is retried after a
 // pause; once the migration completes, the client gets the values and never the TRYAGAIN.
 TEST_F(ClusterBackendTest, TryAgainDuringAMigrationIsRetried) {

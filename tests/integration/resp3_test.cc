@@ -189,9 +189,21 @@ TEST_F(Resp3Test, MergedAndLocalRepliesAreRedisServersRESP3) {
   EXPECT_EQ(same({"CLIENT", "GETNAME"}), "_\r\n");
   same({"ECHO", "hi"});
   same({"PING"});
+  // COMMAND from the proxy's table (generated from the same redis-server version): sets, maps
+  // and the empty set of a command without subcommands, as redis-server sends them.
+  EXPECT_EQ(same({"COMMAND", "INFO", "get", "nosuch"}).substr(0, 4), "*2\r\n");
+  const std::string config = proxy_->call({"COMMAND", "INFO", "config"});
+  // (Its subcommands come in the table's order, not the server's.)
+  EXPECT_EQ(config.rfind("*1\r\n*10\r\n$6\r\nconfig\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow"
+                         "\r\n~0\r\n~0\r\n*5\r\n*10\r\n",
+                         0),
+            0u)
+      << config;
+  const std::string docs = proxy_->call({"COMMAND", "DOCS", "get"});
+  EXPECT_EQ(docs.rfind("%1\r\n$3\r\nget\r\n%", 0), 0u) << docs;
   // Built by the proxy from its own state: redis-server's types, the proxy's values.
-  const std::string config = proxy_->call({"CONFIG", "GET", "maxclients"});
-  EXPECT_EQ(config.rfind("%1\r\n$10\r\nmaxclients\r\n$", 0), 0u) << config;
+  const std::string maxclients = proxy_->call({"CONFIG", "GET", "maxclients"});
+  EXPECT_EQ(maxclients.rfind("%1\r\n$10\r\nmaxclients\r\n$", 0), 0u) << maxclients;
   const std::string info = proxy_->call({"INFO", "server"});
   EXPECT_EQ(info.rfind("=", 0), 0u) << info.substr(0, 40);
   EXPECT_NE(info.find("\r\ntxt:# Server\r\n"), std::string::npos) << info.substr(0, 40);

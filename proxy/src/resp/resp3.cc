@@ -119,6 +119,176 @@ bool convert(std::string_view in, size_t* pos, Resp3Shape shape, int depth, std:
   }
 }
 
+// ---- COMMAND INFO and COMMAND DOCS: the shapes redis-server 7 gives them in RESP3 ----
+
+using Rule = bool (*)(std::string_view in, size_t* pos, int depth, std::string* out);
+using KeyRule = Rule (*)(std::string_view key);
+
+bool plain(std::string_view in, size_t* pos, int depth, std::string* out) {
+  return convert(in, pos, Resp3Shape::kPlain, depth, out);
+}
+
+// The length of the array at *pos (moved past its header); false for anything else.
+bool arrayHeader(std::string_view in, size_t* pos, int64_t* count) {
+  std::string_view line;
+  size_t next = 0;
+  if (*pos >= in.size() || in[*pos] != '*' || !readLine(in, *pos + 1, &line, &next) ||
+      !toInt(line, count) || *count < 0) {
+    return false;
+  }
+  *pos = next;
+  return true;
+}
+
+// An array whose elements follow `element`, re-headed with `type`.
+bool sequence(std::string_view in, size_t* pos, int depth, std::string* out, char type,
+              Rule element) {
+  const size_t start = *pos;
+  int64_t count = 0;
+  if (depth > kMaxDepth || !arrayHeader(in, pos, &count)) {
+    *pos = start;
+    return plain(in, pos, depth, out);
+  }
+  out->push_back(type);
+  out->append(std::to_string(count));
+  out->append("\r\n");
+  for (int64_t i = 0; i < count; ++i) {
+    if (!element(in, pos, depth + 1, out)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool setOfPlain(std::string_view in, size_t* pos, int depth, std::string* out) {
+  return sequence(in, pos, depth, out, '~', plain);
+}
+
+// A flat array of name/value pairs as a map, each value by rule(name).
+bool mapOf(std::string_view in, size_t* pos, int depth, std::string* out, KeyRule rule) {
+  const size_t start = *pos;
+  int64_t count = 0;
+  if (depth > kMaxDepth || !arrayHeader(in, pos, &count) || count % 2 != 0) {
+    *pos = start;
+    return plain(in, pos, depth, out);
+  }
+  out->push_back('%');
+  out->append(std::to_string(count / 2));
+  out->append("\r\n");
+  for (int64_t i = 0; i < count; i += 2) {
+    const size_t key_at = out->size();
+    if (!plain(in, pos, depth + 1, out)) {
+      return false;
+    }
+    // The name as written: "$<len>\r\n<name>\r\n".
+    const std::string_view written = std::string_view(*out).substr(key_at);
+    const size_t eol = written.find("\r\n");
+    const std::string_view key = written[0] == '$' && eol != std::string_view::npos
+                                     ? written.substr(eol + 2, written.size() - eol - 4)
+                                     : std::string_view();
+    if (!rule(key)(in, pos, depth + 1, out)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool mapOfPlain(std::string_view in, size_t* pos, int depth, std::string* out) {
+  return mapOf(in, pos, depth, out, [](std::string_view) -> Rule { return plain; });
+}
+
+Rule keySpecPart(std::string_view key) { return key == "spec" ? mapOfPlain : plain; }
+
+bool keySpec(std::string_view in, size_t* pos, int depth, std::string* out) {
+  return mapOf(in, pos, depth, out, [](std::string_view key) -> Rule {
+    if (key == "flags") {
+      return setOfPlain;
+    }
+    if (key == "begin_search" || key == "find_keys") {
+      return [](std::string_view i, size_t* p, int d, std::string* o) {
+        return mapOf(i, p, d, o, keySpecPart);
+      };
+    }
+    return plain;
+  });
+}
+
+bool commandEntry(std::string_view in, size_t* pos, int depth, std::string* out) {
+  const size_t start = *pos;
+  int64_t count = 0;
+  if (depth > kMaxDepth || !arrayHeader(in, pos, &count) || count != 10) {
+    *pos = start;
+    return plain(in, pos, depth, out);  // a null for an unknown command
+  }
+  out->append("*10\r\n");
+  for (int i = 0; i < 10; ++i) {
+    bool ok = false;
+    if (i == 2 || i == 6 || i == 7) {
+      ok = setOfPlain(in, pos, depth + 1, out);  // flags, ACL categories, tips
+    } else if (i == 8) {
+      ok = sequence(in, pos, depth + 1, out, '~', keySpec);
+    } else if (i == 9) {
+      if (in.substr(*pos, 4) == "*0\r\n") {
+        out->append("~0\r\n");  // no subcommands
+        *pos += 4;
+        ok = true;
+      } else {
+        ok = sequence(in, pos, depth + 1, out, '*', commandEntry);
+      }
+    } else {
+      ok = plain(in, pos, depth + 1, out);
+    }
+    if (!ok) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool docArgument(std::string_view in, size_t* pos, int depth, std::string* out) {
+  return mapOf(in, pos, depth, out, [](std::string_view key) -> Rule {
+    if (key == "flags") {
+      return setOfPlain;
+    }
+    if (key == "arguments") {
+      return [](std::string_view i, size_t* p, int d, std::string* o) {
+        return sequence(i, p, d, o, '*', docArgument);
+      };
+    }
+    return plain;
+  });
+}
+
+bool commandDoc(std::string_view in, size_t* pos, int depth, std::string* out) {
+  return mapOf(in, pos, depth, out, [](std::string_view key) -> Rule {
+    if (key == "history" || key == "doc_flags") {
+      return setOfPlain;
+    }
+    if (key == "arguments") {
+      return [](std::string_view i, size_t* p, int d, std::string* o) {
+        return sequence(i, p, d, o, '*', docArgument);
+      };
+    }
+    if (key == "subcommands") {
+      return [](std::string_view i, size_t* p, int d, std::string* o) {
+        return mapOf(i, p, d, o, [](std::string_view) -> Rule { return commandDoc; });
+      };
+    }
+    return plain;
+  });
+}
+
+bool convertShaped(std::string_view in, size_t* pos, Resp3Shape shape, std::string* out) {
+  switch (shape) {
+    case Resp3Shape::kCommandInfo:
+      return sequence(in, pos, 0, out, '*', commandEntry);
+    case Resp3Shape::kCommandDocs:
+      return mapOf(in, pos, 0, out, [](std::string_view) -> Rule { return commandDoc; });
+    default:
+      return convert(in, pos, shape, 0, out);
+  }
+}
+
 }  // namespace
 
 std::string toResp3(std::string_view reply, Resp3Shape shape) {
@@ -126,7 +296,7 @@ std::string toResp3(std::string_view reply, Resp3Shape shape) {
   out.reserve(reply.size() + 16);
   size_t pos = 0;
   while (pos < reply.size()) {
-    if (!convert(reply, &pos, shape, 0, &out)) {
+    if (!convertShaped(reply, &pos, shape, &out)) {
       return std::string(reply);
     }
   }

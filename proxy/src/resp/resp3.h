@@ -16,6 +16,11 @@ enum class Resp3Shape : uint8_t {
   kMap,       // a flat array of pairs becomes a map (CONFIG GET, HELLO)
   kVerbatim,  // a bulk string becomes a verbatim string of format "txt" (INFO, CLIENT LIST)
   kPush,      // an array becomes a push (pub/sub messages and confirmations)
+  // COMMAND and COMMAND INFO: in each entry the flags, ACL categories, tips and key specs are
+  // sets, a key spec and its parts are maps, and a command without subcommands has an empty set.
+  kCommandInfo,
+  // COMMAND DOCS: a map of maps; history and doc flags are sets, arguments arrays of maps.
+  kCommandDocs,
 };
 
 // `reply`: one or more complete replies the proxy built (RESP2, or RESP3 already: converting

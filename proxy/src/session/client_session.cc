@@ -40,6 +40,12 @@ resp::Resp3Shape localReplyShape(const resp::CommandInfo& cmd) {
   if (name == "info" || name == "client|info" || name == "client|list") {
     return resp::Resp3Shape::kVerbatim;
   }
+  if (name == "command" || name == "command|info") {
+    return resp::Resp3Shape::kCommandInfo;
+  }
+  if (name == "command|docs") {
+    return resp::Resp3Shape::kCommandDocs;
+  }
   return name == "config|get" ? resp::Resp3Shape::kMap : resp::Resp3Shape::kPlain;
 }
 
