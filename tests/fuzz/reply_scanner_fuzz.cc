@@ -23,6 +23,10 @@
 //    c) Where hiredis fails but we return a reply (or wait for more), hiredis's error must be
 //       one of: a RESP3 type byte (_ , # = ( ! % ~ > |), which hiredis 0.14 predates, or its
 //       "nested multi bulk replies with depth > 7" limit.
+//
+// 3. The RESP3 re-encoding of proxy-built replies (resp/resp3.h): for each complete reply and
+//    each shape, toResp3 gives back exactly one reply the scanner accepts (or the input
+//    unchanged), and converting its output again changes nothing.
 #include <hiredis/read.h>
 
 #include <algorithm>
@@ -34,6 +38,7 @@
 #include <vector>
 
 #include "resp/reply_scanner.h"
+#include "resp/resp3.h"
 
 namespace {
 
@@ -207,6 +212,32 @@ void compareWithHiredis(const std::string_view in) {
   }
 }
 
+void checkResp3(std::string_view input, const Outcome& whole) {
+  using sp::resp::Resp3Shape;
+  size_t at = 0;
+  for (const Reply& reply : whole.replies) {
+    const std::string_view one = input.substr(at, reply.size);
+    at += reply.size;
+    for (const Resp3Shape shape :
+         {Resp3Shape::kPlain, Resp3Shape::kMap, Resp3Shape::kVerbatim, Resp3Shape::kPush,
+          Resp3Shape::kCommandInfo, Resp3Shape::kCommandDocs}) {
+      const std::string out = sp::resp::toResp3(one, shape);
+      const Outcome scanned = feed({out}, false);
+      // A reply the scanner accepts whole, or (when the input itself is odd for that shape) the
+      // input as it was; large inputs the small test limits refuse are left alone.
+      if (out != one) {
+        FUZZ_CHECK(scanned.status != ParseStatus::kError ||
+                   scanned.error == ParseError::kBulkTooLong ||
+                   scanned.error == ParseError::kArrayTooLong);
+        if (scanned.status != ParseStatus::kError) {
+          FUZZ_CHECK(scanned.replies.size() == 1 && scanned.replies[0].size == out.size());
+        }
+      }
+      FUZZ_CHECK(sp::resp::toResp3(out, shape) == out);
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -228,5 +259,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   expectSame(whole, feed(bytes, false));
 
   compareWithHiredis(input);
+  checkResp3(input, whole);
   return 0;
 }
