@@ -241,6 +241,23 @@ TEST_F(Resp3Test, PubSubPushesAndCommandsOnTheSubscribedConnection) {
   EXPECT_EQ(plain.call({"SUBSCRIBE", "news"}), "*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n");
 }
 
+TEST_F(Resp3Test, APublishToItselfArrivesBeforeItsReplyAndBeforeAReset) {
+  same({"SUBSCRIBE", "self"});
+  same({"PSUBSCRIBE", "s*"});
+  // One write: the message (twice: channel and pattern) comes before PUBLISH's reply, and RESET
+  // right behind it loses nothing.
+  for (Resp3Conn* c : {proxy_.get(), ref_.get()}) {
+    c->send({"GET", "self:k"});
+    c->send({"PUBLISH", "self", "me"});
+    c->send({"RESET"});
+  }
+  for (int i = 0; i < 5; ++i) {
+    const std::string got = proxy_->next();
+    EXPECT_EQ(got, ref_->next()) << i;
+  }
+  EXPECT_EQ(proxy_->next(200ms), "(timeout)");
+}
+
 TEST_F(Resp3Test, TransactionsAndBlockingCommands) {
   same({"WATCH", "{t}a"});
   same({"MULTI"});

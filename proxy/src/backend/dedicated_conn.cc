@@ -27,10 +27,15 @@ constexpr size_t kKeepBytes = 1 << 20;
 
 // A pub/sub message as redis-server 7 sends it in RESP2: ["message", channel, payload],
 // ["pmessage", pattern, channel, payload] or ["smessage", channel, payload].
+// A pub/sub message: an array in RESP2, a push in RESP3. (Subscribe confirmations, pushes too in
+// RESP3, answer the (un)subscribe command that asked for them.)
 bool isPush(std::string_view reply) {
-  return reply.starts_with("*3\r\n$7\r\nmessage\r\n") ||
-         reply.starts_with("*4\r\n$8\r\npmessage\r\n") ||
-         reply.starts_with("*3\r\n$8\r\nsmessage\r\n");
+  if (reply.empty() || (reply[0] != '*' && reply[0] != '>')) {
+    return false;
+  }
+  const std::string_view rest = reply.substr(1);
+  return rest.starts_with("3\r\n$7\r\nmessage\r\n") ||
+         rest.starts_with("4\r\n$8\r\npmessage\r\n") || rest.starts_with("3\r\n$8\r\nsmessage\r\n");
 }
 
 bool sameAddress(const route::ShardAddress& a, const route::ShardAddress& b) {
@@ -233,6 +238,15 @@ void DedicatedConn::onRead(ssize_t nread) {
     in_.consume(consumed);
   }
   in_.shrinkIfEmpty(kKeepBytes);  // after a large reply; smaller ones never reach the limit
+}
+
+session::PendingRequest* DedicatedConn::oldestRequest() const {
+  for (const Op& op : ops_) {
+    if (op.request != nullptr) {
+      return op.request;
+    }
+  }
+  return nullptr;
 }
 
 void DedicatedConn::switchProtocol(resp::Protocol protocol) {

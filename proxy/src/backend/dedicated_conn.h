@@ -45,7 +45,7 @@ class DedicatedPool;
 // The session side of a dedicated connection.
 class DedicatedOwner {
  public:
-  // A pub/sub message (subscriber mode), one complete RESP2 array.
+  // A pub/sub message (subscriber mode), one complete RESP2 array or RESP3 push.
   virtual void onDedicatedPush(DedicatedConn& conn, std::string_view push) = 0;
   // The FIFO of ops has just become empty (after a reply was delivered).
   virtual void onDedicatedIdle(DedicatedConn& conn) = 0;
@@ -69,6 +69,10 @@ class DedicatedConn {
   bool failed() const { return failed_; }
   const route::ShardAddress& address() const { return address_; }
   const std::string& failure() const { return failure_; }  // why it failed
+  resp::Protocol protocol() const { return protocol_; }
+  // The request of the oldest op still waiting for a reply here (nullptr: none). A push read now
+  // came before that reply, and goes before it to the client.
+  session::PendingRequest* oldestRequest() const;
 
   // Queues one complete command. Its `replies` replies complete fragments `fragment`,
   // `fragment + 1`, ... of `request` (for a request with MergeRule::kNone: one reply, fragment

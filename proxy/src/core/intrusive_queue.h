@@ -33,6 +33,27 @@ class IntrusiveQueue {
     ++size_;
   }
 
+  // Puts item just before `before`, which must be queued (found by a walk from the front: for
+  // short queues). False, and nothing queued, when `before` is not in the queue.
+  bool insertBefore(T* item, T* before) {
+    if (before == nullptr) {
+      return false;
+    }
+    if (head_ == before) {
+      pushFront(item);
+      return true;
+    }
+    for (T* at = head_; at != nullptr; at = at->*Next) {
+      if (at->*Next == before) {
+        item->*Next = before;
+        at->*Next = item;
+        ++size_;
+        return true;
+      }
+    }
+    return false;
+  }
+
   T* pop() {
     T* item = head_;
     if (item != nullptr) {

@@ -398,6 +398,25 @@ void ClientSession::replyNow(std::string_view reply, bool close_after, resp::Res
   drainCompleted();
 }
 
+void ClientSession::replyBefore(PendingRequest* before, std::string_view bytes) {
+  if (before == nullptr || closing_) {
+    replyNow(bytes);
+    return;
+  }
+  if (fifo_.front() == before) {
+    appendOutput(bytes);  // every reply ahead of it has been written
+    return;
+  }
+  PendingRequest* request = worker_.requests().acquire();
+  request->owner = this;
+  request->reply.assign(bytes);
+  request->done = true;
+  if (!fifo_.insertBefore(request, before)) {
+    fifo_.push(request);
+  }
+  drainCompleted();
+}
+
 void ClientSession::refuse(std::string_view error_line) {
   worker_.stats().commands_refused.add();
   observeImmediate(worker_.stats(), nullptr, net::RequestResult::kRefused);

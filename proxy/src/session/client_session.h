@@ -94,6 +94,10 @@ class ClientSession {
   // A reply the proxy built (RESP2), re-encoded in `shape` for a RESP3 client (resp3.h).
   void replyNow(std::string_view reply, bool close_after = false,
                 resp::Resp3Shape shape = resp::Resp3Shape::kPlain);
+  // Bytes the client gets just before the reply of `before` (a request in the FIFO), after every
+  // reply ahead of it: a pub/sub message read ahead of that request's reply on the same shard
+  // connection. Behind everything when `before` is null or no longer queued.
+  void replyBefore(PendingRequest* before, std::string_view bytes);
   void refuse(std::string_view error_line);  // "-ERR ...\r\n" counted as refused
   void protocolError();
   void drainCompleted();

@@ -172,10 +172,32 @@ backend::DedicatedConn* SessionState::subscriberConn(uint16_t shard, std::string
     subscriber_.resize(worker().topology().shardCount());
   }
   if (subscriber_[shard] == nullptr) {
-    subscriber_[shard] =
-        worker().dedicated().acquire(shard, backend::DedicatedConn::Mode::kSubscriber, this, error);
+    subscriber_[shard] = worker().dedicated().acquire(
+        shard, backend::DedicatedConn::Mode::kSubscriber, this, error, session_.protocol());
   }
   return subscriber_[shard];
+}
+
+SessionState::Verdict SessionState::onPublishWhileSubscribed(const resp::RequestFrame& frame,
+                                                             std::string_view raw,
+                                                             const resp::CommandInfo& cmd) {
+  std::span<const std::string_view> args(frame.args);
+  if (!resp::arityOk(cmd, args.size())) {
+    return mayTake(Lane::kShared, nullptr) ? Verdict::kContinue : Verdict::kDefer;
+  }
+  const uint16_t shard = worker().topology().shardOfKey(args[1]);
+  backend::DedicatedConn* conn = shard < subscriber_.size() ? subscriber_[shard] : nullptr;
+  if (conn == nullptr || conn->failed() || conn->protocol() != resp::Protocol::kResp3) {
+    return mayTake(Lane::kShared, nullptr) ? Verdict::kContinue : Verdict::kDefer;
+  }
+  if (!mayTake(Lane::kSubscriber, nullptr)) {
+    return Verdict::kDefer;
+  }
+  PendingRequest* request = queueRequest(&cmd);
+  request->shard = shard;
+  request->outstanding = 1;
+  conn->send(commandBytes(frame, raw), request, 0, 1, false);
+  return Verdict::kHandled;
 }
 
 void SessionState::dropIdleSubscriberConns() {

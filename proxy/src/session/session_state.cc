@@ -176,6 +176,9 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
   if (pinned_ != nullptr && watching_) {
     return onPinnedShard(frame, raw, *cmd);
   }
+  if (subscribed() && (name == "publish" || name == "spublish")) {
+    return onPublishWhileSubscribed(frame, raw, *cmd);
+  }
   return mayTake(Lane::kShared, nullptr) ? Verdict::kContinue : Verdict::kDefer;
 }
 
@@ -336,9 +339,16 @@ void SessionState::releaseNow(backend::DedicatedConn* conn) {
   worker().dedicated().release(conn);
 }
 
-void SessionState::onDedicatedPush(backend::DedicatedConn& /*conn*/, std::string_view push) {
-  // After the replies before it, whole; a push (`>`) for a RESP3 client.
-  session_.replyNow(push, false, resp::Resp3Shape::kPush);
+void SessionState::onDedicatedPush(backend::DedicatedConn& conn, std::string_view push) {
+  // Whole, in the client's protocol (a push `>` in RESP3, an array in RESP2: its elements are
+  // the same), and ahead of the reply the same connection sends after it.
+  std::string bytes(push);
+  if (session_.protocol() == resp::Protocol::kResp3) {
+    bytes[0] = '>';
+  } else {
+    bytes[0] = '*';
+  }
+  session_.replyBefore(conn.oldestRequest(), bytes);
 }
 
 void SessionState::onDedicatedIdle(backend::DedicatedConn& conn) {

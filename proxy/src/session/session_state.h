@@ -163,6 +163,10 @@ class SessionState final : public backend::DedicatedOwner {
   Verdict onSubscribed(const resp::RequestFrame& frame, const resp::CommandInfo* cmd);
   Verdict onPubSub(const resp::RequestFrame& frame, const resp::CommandInfo& cmd);
   backend::DedicatedConn* subscriberConn(uint16_t shard, std::string* error);
+  // A RESP3 subscriber's PUBLISH / SPUBLISH goes on its subscriber connection to the channel's
+  // shard when it has one, so a message to itself comes before the reply, as on redis-server.
+  Verdict onPublishWhileSubscribed(const resp::RequestFrame& frame, std::string_view raw,
+                                   const resp::CommandInfo& cmd);
   void dropIdleSubscriberConns();
 
   // client_commands.cc
