@@ -255,14 +255,19 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
   }
   std::vector<uint32_t>& keys = worker_.scratchKeys();
   keys.clear();
-  if (!resp::extractKeys(*cmd, args, &keys)) {
-    refuse(arityError(*cmd));
-    return;
-  }
   route::RoutePlan& plan = worker_.scratchPlan();
-  route::planRoute(*cmd, args, keys, worker_.topology(), &plan, worker_.config().cluster_mode);
+  if (!resp::extractKeys(*cmd, args, &keys)) {
+    if (!shardJudgesMalformedKeys(*cmd)) {
+      refuse(arityError(*cmd));
+      return;
+    }
+    plan.kind = route::RouteKind::kSingle;  // for redis-server's own error (session_checks.h)
+    plan.shard = 0;
+  } else {
+    route::planRoute(*cmd, args, keys, worker_.topology(), &plan, worker_.config().cluster_mode);
+  }
   if (plan.kind == route::RouteKind::kCrossSlot) {
-    refuse("-CROSSSLOT Keys in request don't hash to the same slot\r\n");
+    refuse(crossSlotError(*cmd, args, keys));
     return;
   }
   if (plan.kind == route::RouteKind::kNoKeys) {

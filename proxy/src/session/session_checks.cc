@@ -3,12 +3,31 @@
 
 #include <algorithm>
 
+#include "core/ascii.h"
+
 namespace sp::session {
 
 std::string commandLabel(std::string_view name) {
   std::string out(name);
   std::replace(out.begin(), out.end(), '|', ' ');
   return out;
+}
+
+std::string crossSlotError(const resp::CommandInfo& cmd, std::span<const std::string_view> args,
+                           std::span<const uint32_t> keys) {
+  const std::string_view name = cmd.name;
+  const bool list = name == "lmpop" || name == "blmpop";
+  if ((list || name == "zmpop" || name == "bzmpop") && !keys.empty()) {
+    const size_t after = keys.back() + 1;
+    const bool ok =
+        after < args.size() &&
+        (list ? equalsIgnoreCase(args[after], "left") || equalsIgnoreCase(args[after], "right")
+              : equalsIgnoreCase(args[after], "min") || equalsIgnoreCase(args[after], "max"));
+    if (!ok) {
+      return "-ERR syntax error\r\n";
+    }
+  }
+  return std::string(kCrossSlotError);
 }
 
 std::string unsupportedError(std::string_view name) {

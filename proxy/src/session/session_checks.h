@@ -22,6 +22,23 @@ std::string unknownCommandError(std::span<const std::string_view> args);
 // because of: wrong number of arguments for 'exec' command", as redis-server answers).
 std::string arityError(const resp::CommandInfo& cmd);
 
+// A command whose keys could not be found (resp::extractKeys false) may still be one that
+// redis-server answers with an error of its own: a malformed numkeys (EVAL, FCALL, SINTERCARD,
+// ZUNION, LMPOP ...) or an unbalanced STREAMS list (XREAD). Those commands validate what
+// extractKeys reads before doing anything, so such a request runs nowhere and is sent to the
+// first shard for redis-server's exact error (inside MULTI, it is queued and fails at EXEC, as
+// there). True for these movable-key commands; the others get arityError.
+inline bool shardJudgesMalformedKeys(const resp::CommandInfo& cmd) {
+  return cmd.has(resp::kCmdMovableKeys);
+}
+
+// The refusal of keys in several slots: kCrossSlotError, except where redis-server rejects the
+// request's syntax first. LMPOP/BLMPOP (ZMPOP/BZMPOP) must have LEFT or RIGHT (MIN or MAX) after
+// their keys: `LMPOP 2 list LEFT` names the keys "list" and "LEFT" and no direction, a syntax
+// error on redis-server, not a cross-slot request.
+std::string crossSlotError(const resp::CommandInfo& cmd, std::span<const std::string_view> args,
+                           std::span<const uint32_t> keys);
+
 // The refusal for an unknown command or subcommand, a wrong arity, a partial key group of a split
 // command or an unsupported command; empty when the request passes.
 std::string requestError(const resp::CommandInfo* cmd, std::span<const std::string_view> args);

@@ -261,13 +261,17 @@ SessionState::Verdict SessionState::onBlocking(const resp::RequestFrame& frame,
   std::vector<uint32_t>& keys = worker().scratchKeys();
   keys.clear();
   if (!resp::extractKeys(cmd, args, &keys)) {
+    if (shardJudgesMalformedKeys(cmd)) {
+      // Answered at once with redis-server's error; it never blocks (session_checks.h).
+      return mayTake(Lane::kShared, nullptr) ? Verdict::kContinue : Verdict::kDefer;
+    }
     refuse(arityError(cmd));
     return Verdict::kHandled;
   }
   route::RoutePlan& plan = worker().scratchPlan();
   route::planRoute(cmd, args, keys, worker().topology(), &plan);
   if (plan.kind == route::RouteKind::kCrossSlot) {
-    refuse(kCrossSlotError);
+    refuse(crossSlotError(cmd, args, keys));
     return Verdict::kHandled;
   }
   const std::string_view bytes = commandBytes(frame, raw);

@@ -117,11 +117,14 @@ SessionState::Verdict SessionState::onTransactionCommand(const resp::RequestFram
   }
   std::vector<uint32_t>& keys = worker().scratchKeys();
   keys.clear();
-  if (!resp::extractKeys(*cmd, args, &keys)) {
+  const bool keys_found = resp::extractKeys(*cmd, args, &keys);
+  if (!keys_found && !shardJudgesMalformedKeys(*cmd)) {
     abortTransaction(arityError(*cmd));
     return Verdict::kHandled;
   }
-  if (keys.empty()) {
+  if (!keys_found) {
+    keys.clear();  // queued keyless: it fails at EXEC with redis-server's error
+  } else if (keys.empty()) {
     // A keyless script inside MULTI runs on the transaction's shard: refused the same way.
     uint16_t shard = 0;
     std::string error;
@@ -130,7 +133,10 @@ SessionState::Verdict SessionState::onTransactionCommand(const resp::RequestFram
       return Verdict::kHandled;
     }
   }
-  const int32_t slot = slotOfKeys(args, keys);
+  int32_t slot = slotOfKeys(args, keys);
+  if (slot == -2 && crossSlotError(*cmd, args, keys) != kCrossSlotError) {
+    slot = -1;  // a syntax error redis-server reports at EXEC: queued keyless, as a malformed one
+  }
   if (slot == -2 || (slot >= 0 && tx_.slot >= 0 && slot != tx_.slot)) {
     abortTransaction(kCrossSlotError);
     return Verdict::kHandled;
