@@ -1,8 +1,9 @@
-// Error texts for malformed requests, byte for byte against a redis-server of its own: a bad
-// numkeys (EVAL, EVALSHA, FCALL, SINTERCARD, ZUNION and friends, LMPOP, ZMPOP and their blocking
-// forms), an unbalanced XREAD, LMPOP's missing direction, and the same inside MULTI, where
-// redis-server queues them and answers at EXEC. Requests of these commands whose keys cannot be
-// read go to a shard for its own error (session_checks.h); none of them may run.
+// Error texts for malformed requests, and a reply at the edge, byte for byte against a
+// redis-server of its own: a bad numkeys (EVAL, EVALSHA, FCALL, SINTERCARD, ZUNION and friends,
+// LMPOP, ZMPOP and their blocking forms), an unbalanced XREAD, LMPOP's missing direction, and the
+// same inside MULTI, where redis-server queues them and answers at EXEC; a script's reply nested
+// 8,000 deep. Requests of these commands whose keys cannot be read go to a shard for its own error
+// (session_checks.h); none of them may run.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -116,6 +117,26 @@ TEST_F(ErrorParityTest, MalformedNumkeysGetRedisServersErrors) {
   // Nothing ran: no key was written anywhere.
   Client c(env_->port());
   EXPECT_EQ(c.cmd({"DBSIZE"}), "(integer) 0");
+}
+
+// A script's reply nested about 8,000 levels deep (down to "reached lua stack limit") is a reply
+// like any other: passed through whole, the shard never taken for broken.
+TEST_F(ErrorParityTest, DeeplyNestedRepliesPassThrough) {
+  const std::string script =
+      "local t = {} local c = t for i = 1, 8000 do local n = {} c[1] = n c = n end return t";
+  RawConn proxy(env_->port());
+  RawConn ref(ref_->port());
+  std::string replies[2];
+  RawConn* conns[2] = {&proxy, &ref};
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(conns[i]->sendAll(encode({"EVAL", script, "0"})));
+    replies[i] = conns[i]->readUntil("stack limit\r\n", 10000ms);
+  }
+  EXPECT_GT(replies[1].size(), 8000u * 4);
+  EXPECT_EQ(replies[0], replies[1]);
+  EXPECT_EQ(exchange(proxy, "PING"), "+PONG\r\n");
+  Client c(env_->port());
+  EXPECT_EQ(c.cmd({"SET", "after-deep", "1"}), "OK");  // every shard still up
 }
 
 TEST_F(ErrorParityTest, InsideMultiTheyFailAtExecAsOnRedisServer) {

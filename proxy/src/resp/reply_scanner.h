@@ -15,7 +15,9 @@ namespace sp::resp {
 struct ScannerLimits {
   uint64_t max_bulk_len = 1024ull * 1024 * 1024;  // replies can legally exceed request limits
   uint64_t max_array_len = 1ull << 32;
-  uint32_t max_depth = 128;
+  // Any depth redis-server sends (a script's reply may nest thousands of levels): the scanner
+  // keeps one counter per open level and never recurses.
+  uint32_t max_depth = 1u << 20;
 };
 
 struct ReplyInfo {

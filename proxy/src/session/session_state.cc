@@ -183,7 +183,8 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
 }
 
 bool SessionState::mayTake(Lane lane, const backend::DedicatedConn* conn) {
-  if (lane_ == lane && (lane != Lane::kDedicated || lane_conn_ == conn)) {
+  if (lane_ == lane && (lane != Lane::kDedicated || lane_conn_ == conn) &&
+      lane_protocol_ == session_.protocol()) {
     return true;
   }
   if (!fifoEmpty()) {
@@ -191,6 +192,7 @@ bool SessionState::mayTake(Lane lane, const backend::DedicatedConn* conn) {
   }
   lane_ = lane;
   lane_conn_ = conn;
+  lane_protocol_ = session_.protocol();
   return true;
 }
 

@@ -185,6 +185,9 @@ class SessionState final : public backend::DedicatedOwner {
   bool auth_answer_late_ = false;
   Lane lane_ = Lane::kShared;
   const backend::DedicatedConn* lane_conn_ = nullptr;  // kDedicated: which one
+  // The protocol the lane's requests were sent in: RESP2 and RESP3 requests travel on different
+  // shard connections, so a switch (HELLO) is a change of lane too.
+  resp::Protocol lane_protocol_ = resp::Protocol::kResp2;
   Transaction tx_;
   bool watching_ = false;
   int32_t watch_slot_ = -1;
