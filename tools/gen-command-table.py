@@ -10,13 +10,17 @@ the proxy's policy (POLICY below) and writes:
 
 Usage: /usr/bin/python3 tools/gen-command-table.py [--redis-server PATH] [--out-dir REPO_ROOT]
 
-The RESP bytes of each COMMAND INFO entry are kept exactly as the server sent them (sliced out of
-the raw reply, never re-encoded from parsed values), so the proxy can answer COMMAND and
-COMMAND INFO byte-identically; the one liberty taken is the order of a container's nested
-subcommand entries, which redis-server itself varies from run to run (dict order) and which the
-generator sorts by name so that its output is reproducible. COMMAND DOCS entries keep summary/since/group/complexity only
-(also as the server's own bytes); arguments, history and nested subcommand docs are dropped to
-keep the generated file small.
+The RESP bytes of each COMMAND INFO and COMMAND DOCS entry are kept exactly as the server sent
+them (sliced out of the raw reply, never re-encoded from parsed values), so the proxy can answer
+COMMAND, COMMAND INFO and COMMAND DOCS byte-identically. The one liberty taken is the order of a
+container's subcommands (its nested COMMAND INFO entries and its COMMAND DOCS "subcommands" map):
+redis-server lists them in its dict's order, which is seeded at random in every process (two
+servers of the same build disagree), so no order can match it; the generator sorts them by name so
+that its output is reproducible. A subcommand's entries are slices of its container's.
+
+Beside the RESP bytes the table carries what COMMAND GETKEYS / GETKEYSANDFLAGS and COMMAND LIST
+FILTERBY need: Redis' own key specs with their flags, the getkeys function redis-server falls
+back to (GETKEYS_PROCS: COMMAND INFO does not show it) and the ACL categories.
 """
 
 import argparse
@@ -66,7 +70,7 @@ POLICY = {
     "local": [
         "ping", "echo", "quit", "select", "info",
         "command", "command|count", "command|info", "command|docs", "command|list",
-        "command|getkeys",
+        "command|getkeys", "command|getkeysandflags", "command|help",
         "client", "client|setname", "client|getname", "client|id",
         "client|info", "client|list", "client|kill", "client|no-evict",
         "config", "config|get", "config|resetstat",
@@ -165,9 +169,37 @@ REDIS_FLAG_BITS = [
     ("blocking", "kCmdBlocking"),
     ("pubsub", "kCmdPubSub"),
     ("movablekeys", "kCmdMovableKeys"),
+    ("no_mandatory_keys", "kCmdNoMandatoryKeys"),
 ]
 
-DOCS_KEPT = ("summary", "since", "group", "complexity")
+# Key-spec flags (COMMAND INFO key specs, COMMAND GETKEYSANDFLAGS) -> KeySpecFlag enumerator, in
+# the order redis-server lists them.
+KEY_SPEC_FLAG_BITS = [
+    ("RO", "kKeyRO"), ("RW", "kKeyRW"), ("OW", "kKeyOW"), ("RM", "kKeyRM"),
+    ("access", "kKeyAccess"), ("update", "kKeyUpdate"), ("insert", "kKeyInsert"),
+    ("delete", "kKeyDelete"), ("not_key", "kKeyNotKey"), ("incomplete", "kKeyIncomplete"),
+    ("variable_flags", "kKeyVariableFlags"),
+]
+
+# The getkeys function of a redis-server 7.0 command (src/commands/*.json "get_keys_function"),
+# as a KeysProc enumerator (resp/command_table.h). COMMAND GETKEYS falls back to it where the key
+# specs cannot be applied or their flags vary with the arguments; COMMAND INFO does not show it.
+GETKEYS_PROCS = {
+    # genericGetKeys(0, 1, 2, 1): numkeys key [key ...]
+    "zunion": "kNumKeysAt1", "zinter": "kNumKeysAt1", "zdiff": "kNumKeysAt1",
+    "zintercard": "kNumKeysAt1", "sintercard": "kNumKeysAt1", "lmpop": "kNumKeysAt1",
+    "zmpop": "kNumKeysAt1",
+    # genericGetKeys(0, 2, 3, 1): arg numkeys key [key ...]
+    "eval": "kNumKeysAt2", "evalsha": "kNumKeysAt2", "eval_ro": "kNumKeysAt2",
+    "evalsha_ro": "kNumKeysAt2", "fcall": "kNumKeysAt2", "fcall_ro": "kNumKeysAt2",
+    "blmpop": "kNumKeysAt2", "bzmpop": "kNumKeysAt2",
+    # genericGetKeys(1, 2, 3, 1): destination numkeys key [key ...]
+    "zunionstore": "kStoreThenNumKeys", "zinterstore": "kStoreThenNumKeys",
+    "zdiffstore": "kStoreThenNumKeys",
+    "sort": "kSort", "sort_ro": "kSortRo", "migrate": "kMigrate",
+    "georadius": "kGeoRadius", "georadiusbymember": "kGeoRadius",
+    "xread": "kXread", "xreadgroup": "kXread", "set": "kSet", "bitfield": "kBitfield",
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -268,7 +300,7 @@ def synthetic_info(name, arity, subcommands):
         resp_bulk(name), b":%d\r\n" % arity,
         resp_array([b"+%s\r\n" % f.encode() for f in SYNTHETIC_FLAGS]),
         b":0\r\n", b":0\r\n", b":0\r\n",
-        resp_array([resp_bulk(c) for c in SYNTHETIC_ACL]),
+        resp_array([b"+%s\r\n" % c.encode() for c in SYNTHETIC_ACL]),
         resp_array([]), resp_array([]), resp_array(subcommands)])
 
 
@@ -279,15 +311,23 @@ def synthetic_commands():
         sub_entries = [synthetic_info("%s|%s" % (name, s), a, []) for s, (a, _) in sorted(subs.items())]
         node, _ = parse(synthetic_info(name, arity, sub_entries), 0)
         cmd = Command(node)
-        docs = {name: summary}
-        docs.update({"%s|%s" % (name, s): text for s, (_, text) in subs.items()})
+        texts = {name: summary}
+        texts.update({"%s|%s" % (name, s): text for s, (_, text) in subs.items()})
+
+        def docs_map(c):
+            pairs = [resp_bulk("summary"), resp_bulk(texts[c.name]),
+                     resp_bulk("since"), resp_bulk(SYNTHETIC_SINCE),
+                     resp_bulk("group"), resp_bulk("server"),
+                     resp_bulk("complexity"), resp_bulk("O(1)")]
+            if c.subcommands:
+                pairs += [resp_bulk("subcommands"),
+                          resp_array([b for s in c.subcommands for b in (resp_bulk(s.name),
+                                                                         docs_map(s))])]
+            return resp_array(pairs)
+
         for c in cmd.all():
             c.synthetic = True
-            body = resp_array([resp_bulk("summary"), resp_bulk(docs[c.name]),
-                               resp_bulk("since"), resp_bulk(SYNTHETIC_SINCE),
-                               resp_bulk("group"), resp_bulk("server"),
-                               resp_bulk("complexity"), resp_bulk("O(1)")])
-            c.docs_resp = reduced_docs(c.name, parse(body, 0)[0])
+            c.docs_resp = resp_bulk(c.name) + docs_map(c)
         out.append(cmd)
     return out
 
@@ -347,7 +387,8 @@ class Command:
         self.arity = v[1].value
         self.redis_flags = [f.value for f in v[2].value]
         self.first, self.last, self.step = v[3].value, v[4].value, v[5].value
-        self.key_specs = [kv_pairs(ks.py()) for ks in v[8].value]
+        self.acl_categories = [c.value for c in v[6].value]  # "@read", ...
+        self.key_specs = [parse_key_spec(kv_pairs(ks.py())) for ks in v[8].value]
         self.parent = parent
         self.subcommands = sorted((Command(s, self) for s in v[9].value), key=lambda c: c.name)
         # Redis nests subcommand entries in its dict's (per-process, seeded) hash order; put them
@@ -371,33 +412,35 @@ def kv_pairs(flat):
     return dict(zip(flat[::2], flat[1::2]))
 
 
+def parse_key_spec(ks):
+    """A COMMAND INFO key spec as {"begin", "find", "flags"} (the tuples cxx_keyspec emits)."""
+    bs, fk = kv_pairs(ks["begin_search"]), kv_pairs(ks["find_keys"])
+    bspec, fspec = kv_pairs(bs["spec"]), kv_pairs(fk["spec"])
+    if bs["type"] == "index":
+        begin = ("index", bspec["index"])
+    elif bs["type"] == "keyword":
+        begin = ("keyword", bspec["keyword"], bspec["startfrom"])
+    else:
+        begin = ("unknown",)
+    if fk["type"] == "range":
+        find = ("range", fspec["lastkey"], fspec["keystep"], fspec["limit"])
+    elif fk["type"] == "keynum":
+        find = ("keynum", fspec["keynumidx"], fspec["firstkey"], fspec["keystep"])
+    else:
+        find = ("unknown",)
+    unknown_flags = set(ks["flags"]) - {f for f, _ in KEY_SPEC_FLAG_BITS}
+    assert not unknown_flags, "key spec flags %s" % unknown_flags
+    return {"begin": begin, "find": find, "flags": ks["flags"]}
+
+
 def routing_specs(cmd):
     """Key specs used for routing: Redis' own minus 'not_key' ones, or the policy override."""
     if cmd.name in POLICY["keyspec_overrides"]:
-        return POLICY["keyspec_overrides"][cmd.name]
+        return [dict(s, flags=[]) for s in POLICY["keyspec_overrides"][cmd.name]]
     if cmd.name in POLICY["channel_keys"]:
-        return [{"begin": ("index", 1), "find": ("range", 0, 1, 0)}]
-    out = []
-    for ks in cmd.key_specs:
-        if "not_key" in ks["flags"]:
-            continue  # Redis' own key extraction skips these too (sharded pub/sub channels)
-        bs, fk = ks["begin_search"], ks["find_keys"]
-        bspec, fspec = kv_pairs(bs[1::2][1]), kv_pairs(fk[1::2][1])
-        btype, ftype = bs[1], fk[1]
-        if btype == "index":
-            begin = ("index", bspec["index"])
-        elif btype == "keyword":
-            begin = ("keyword", bspec["keyword"], bspec["startfrom"])
-        else:
-            begin = ("unknown",)
-        if ftype == "range":
-            find = ("range", fspec["lastkey"], fspec["keystep"], fspec["limit"])
-        elif ftype == "keynum":
-            find = ("keynum", fspec["keynumidx"], fspec["firstkey"], fspec["keystep"])
-        else:
-            find = ("unknown",)
-        out.append({"begin": begin, "find": find})
-    return out
+        return [{"begin": ("index", 1), "find": ("range", 0, 1, 0), "flags": []}]
+    # Redis' own key extraction skips not_key specs too (sharded pub/sub channels).
+    return [ks for ks in cmd.key_specs if "not_key" not in ks["flags"]]
 
 
 def no_keys(cmd):
@@ -450,22 +493,28 @@ def flag_names(cmd):
     return out
 
 
-def reduced_docs(name, docs_node):
-    """("name", map of DOCS_KEPT) as RESP2 bytes, each kept pair being the server's own bytes."""
-    pairs = docs_node.value
-    kept = []
+def docs_entry(name_node, body):
+    """("name", its COMMAND DOCS map) as RESP2 bytes: the server's own bytes, but for a container's
+    "subcommands" map, whose entries are put in name order (see the module docstring)."""
+    pairs = body.value
+    out = []
     for i in range(0, len(pairs), 2):
-        if pairs[i].value in DOCS_KEPT:
-            kept.append(pairs[i].raw + pairs[i + 1].raw)
-    nm = name.encode()
-    return b"$%d\r\n%s\r\n*%d\r\n" % (len(nm), nm, 2 * len(kept)) + b"".join(kept)
+        key, value = pairs[i], pairs[i + 1]
+        if key.value == "subcommands":
+            subs = sorted(((value.value[j], value.value[j + 1])
+                           for j in range(0, len(value.value), 2)), key=lambda p: p[0].value)
+            out.append(key.raw + b"*%d\r\n" % len(value.value) +
+                       b"".join(docs_entry(n, b) for n, b in subs))
+        else:
+            out.append(key.raw + value.raw)
+    return name_node.raw + b"*%d\r\n" % len(pairs) + b"".join(out)
 
 
-def attach_docs(commands_by_name, docs_node, prefix=""):
+def attach_docs(commands_by_name, docs_node):
     pairs = docs_node.value
     for i in range(0, len(pairs), 2):
         name, body = pairs[i].value, pairs[i + 1]
-        commands_by_name[name].docs_resp = reduced_docs(name, body)
+        commands_by_name[name].docs_resp = docs_entry(pairs[i], body)
         for j in range(0, len(body.value), 2):
             if body.value[j].value == "subcommands":
                 attach_docs(commands_by_name, body.value[j + 1])
@@ -560,7 +609,31 @@ def cxx_keyspec(spec):
               ".keynum_firstkey = %d" % k[2], ".keynum_keystep = %d" % k[3]]
     else:
         g += [".find = KeySpec::Find::kUnknown"]
-    return "    {" + ", ".join(f) + ",\n     " + ", ".join(g) + "},"
+    bits = [bit for name, bit in KEY_SPEC_FLAG_BITS if name in spec["flags"]]
+    flags = ".flags = %s" % (" | ".join(bits) or "0")
+    second = "     " + ", ".join(g + [flags]) + "},"
+    if len(second) > 100:
+        second = "     " + ", ".join(g) + ",\n     " + flags + "},"
+    return "    {" + ", ".join(f) + ",\n" + second
+
+
+def docs_view(cmd):
+    """A subcommand's COMMAND DOCS entry is a slice of its container's ("subcommands" map)."""
+    if cmd.parent is None:
+        return "{kDocs_%s, sizeof kDocs_%s - 1}" % (ident(cmd.name), ident(cmd.name))
+    at = cmd.parent.docs_resp.find(cmd.docs_resp)
+    assert at > 0 and cmd.parent.docs_resp.find(cmd.docs_resp, at + 1) < 0, cmd.name
+    return "{kDocs_%s + %d, %d}" % (ident(cmd.parent.name), at, len(cmd.docs_resp))
+
+
+def redis_specs_name(cmd):
+    """The array COMMAND GETKEYS reads: Redis' own key specs, which are the routing ones (and
+    share their array) unless POLICY changed those or Redis has not_key specs."""
+    if not cmd.key_specs:
+        return "{}"
+    if cmd.key_specs == routing_specs(cmd):
+        return "kKeySpecs_" + ident(cmd.name)
+    return "kRedisKeySpecs_" + ident(cmd.name)
 
 
 def info_view(cmd):
@@ -588,8 +661,10 @@ def cxx_command(cmd):
     fields.append(".subcommands = " +
                   ("kSubcommands_" + ident(cmd.name) if cmd.subcommands else "{}"))
     fields.append(".info_resp = %s" % info_view(cmd))
-    fields.append(".docs_resp = {kDocs_%s, sizeof kDocs_%s - 1}" % (ident(cmd.name),
-                                                                    ident(cmd.name)))
+    fields.append(".docs_resp = %s" % docs_view(cmd))
+    fields.append(".redis_key_specs = " + redis_specs_name(cmd))
+    fields.append(".keys_proc = KeysProc::%s" % GETKEYS_PROCS.get(cmd.name, "kNone"))
+    fields.append('.acl_categories = "%s"' % " ".join(c.lstrip("@") for c in cmd.acl_categories))
     lines, cur = [], "    {"
     for i, f in enumerate(fields):
         f += "}," if i == len(fields) - 1 else ","
@@ -621,16 +696,21 @@ def write_inc(path, version, top):
     for c in top:
         o.append(cxx_char_array("kInfo_" + ident(c.name), c.info_resp))
     o.append("")
-    o.append("// COMMAND DOCS: name + {summary, since, group, complexity}.")
-    for c in everything:
+    o.append("// COMMAND DOCS entries (name + map) of the top-level commands (subcommands: slices).")
+    for c in top:
         o.append(cxx_char_array("kDocs_" + ident(c.name), c.docs_resp))
     o.append("")
-    o.append("// Routing key specs (Redis' own, without not_key specs, or POLICY overrides).")
+    o.append("// Routing key specs (Redis' own without not_key specs, or POLICY overrides), and")
+    o.append("// Redis' own where they differ (COMMAND GETKEYS).")
     for c in everything:
         specs = routing_specs(c)
         if specs:
             o.append("constexpr KeySpec kKeySpecs_%s[] = {" % ident(c.name))
             o += [cxx_keyspec(s) for s in specs]
+            o.append("};")
+        if redis_specs_name(c).startswith("kRedisKeySpecs_"):
+            o.append("constexpr KeySpec kRedisKeySpecs_%s[] = {" % ident(c.name))
+            o += [cxx_keyspec(s) for s in c.key_specs]
             o.append("};")
     o.append("")
 
@@ -710,18 +790,46 @@ def write_docs(path, version, top):
     }
     for c in by["fanout"]:
         o.append("| `%s` | %s |" % (upper(c), fanout_text[POLICY["fanout"][c.name]]))
-    o += ["", "`CONFIG SET` is refused unless `allow_config_set: true`; then it is sent to every",
-          "shard. `FLUSHALL`, `FLUSHDB` and `KEYS` (and `CONFIG SET`) need an admin user when",
-          "client authentication is configured, and any command can be disabled with",
-          "`deny_commands`.",
+    o += ["",
+          "`CONFIG SET` is refused unless `allow_config_set: true`; then the proxy's own "
+          "parameters",
+          "(`timeout`, `tcp-keepalive`, `maxclients`, `slowlog-*`) are applied to the proxy, those that",
+          "would cut it off its shards (`requirepass`, `port`, `bind`, `replicaof`, `dir`, `cluster-*`,",
+          "...; `maxmemory` below a shard's usage) are refused, and the rest is sent to every shard.",
+          "`CONFIG GET`, answered by the proxy in the table, also asks every shard: each parameter once,",
+          "the first shard's value when they differ, the proxy's own parameters from the proxy",
+          "([docs/operations.md](operations.md#config-get-and-config-set)). `FLUSHALL`, `FLUSHDB` and",
+          "`KEYS` (and `CONFIG SET`) need an admin user when client authentication is configured, and any",
+          "command can be disabled with `deny_commands`.",
           "", "## Served with the connection's state", "",
           "Transactions (MULTI/EXEC/DISCARD/WATCH/UNWATCH, on a connection of the transaction's",
           "shard), pub/sub (SUBSCRIBE/PSUBSCRIBE/SSUBSCRIBE and their UNSUBSCRIBE forms, on",
           "subscriber connections of the channels' shards; patterns on every shard), AUTH, HELLO",
-          "(RESP2 only: `HELLO 3` gets `-NOPROTO`) and RESET.",
+          "(`HELLO 3` switches the connection to RESP3, `HELLO 2` and RESET back; RESP3 clients' "
+          "requests go",
+          "on shard connections that speak RESP3, and their pub/sub messages arrive as pushes) and "
+          "RESET.",
           "", ", ".join("`%s`" % upper(c) for c in by["session"]), "",
           "## Answered by the proxy", "",
           ", ".join("`%s`" % upper(c) for c in by["local"]), "",
+          "### COMMAND", "",
+          "`COMMAND`, `COMMAND COUNT`, `LIST [FILTERBY MODULE|ACLCAT|PATTERN]`, `INFO`, `DOCS`,",
+          "`GETKEYS`, `GETKEYSANDFLAGS` and `HELP` answer from this table with redis-server %s's"
+          % version,
+          "bytes (its full `COMMAND DOCS`, arguments and history included; its errors and syntax",
+          "errors), in RESP2 and RESP3, for every Redis command, the refused ones included. They",
+          "differ from redis-server in two ways only:", "",
+          "- **Order.** redis-server lists the commands, and a container's subcommands (the",
+          "  subcommand entries of `COMMAND INFO config`, the `subcommands` map of `COMMAND DOCS",
+          "  config`), in the order of its command dictionary, whose hash seed is random in every",
+          "  process: two redis-servers of the same build disagree. The proxy lists them by name;",
+          "  each entry's bytes are redis-server's.",
+          "- **PROXY.** Whole lists (`COMMAND`, `COMMAND COUNT`, `COMMAND LIST`, and `COMMAND INFO`",
+          "  / `COMMAND DOCS` without names) hold redis-server's commands only, so that client",
+          "  libraries and redis-cli see the server they expect. Named explicitly (`COMMAND INFO",
+          "  proxy`, `COMMAND DOCS proxy|reload`, `COMMAND GETKEYS PROXY SHARDS`), the proxy's own",
+          "  command is described like any other, where redis-server answers as for an unknown",
+          "  command.", "",
           "## Unsupported", "", "Refused with `-ERR command '...' is not supported by shardproxy`.",
           "", "| reason | commands |", "|---|---|"]
     reasons = {}
@@ -765,7 +873,8 @@ def main():
         sys.exit("no COMMAND DOCS for: " + ", ".join(missing))
     for name in list(POLICY["local"]) + list(POLICY["split"]) + list(POLICY["fanout"]) + \
             list(POLICY["session"]) + list(POLICY["channel_keys"]) + \
-            list(POLICY["unsupported"]) + list(POLICY["keyspec_overrides"]):
+            list(POLICY["unsupported"]) + list(POLICY["keyspec_overrides"]) + \
+            list(GETKEYS_PROCS):
         if name not in by_name:
             sys.exit("POLICY names '%s', which redis-server %s does not know" % (name, version))
 

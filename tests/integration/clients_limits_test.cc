@@ -202,8 +202,8 @@ TEST_F(AuthLimitsTest, ProxySettingsAreNotSentToTheShards) {
   Client ops(port());
   ASSERT_EQ(ops.cmd({"AUTH", "ops", "ops-pass-5678"}), "OK");
   EXPECT_EQ(ops.cmd({"CONFIG", "GET", "timeout"}), "[timeout, 0]");
-  // allow_config_set is off, so every CONFIG SET is refused; with it on, these three would still
-  // be (limits.*), checked below on a proxy that allows CONFIG SET.
+  // allow_config_set is off, so every CONFIG SET is refused; with it on, these three are applied
+  // to the proxy and never sent to the shards (checked below on a proxy that allows CONFIG SET).
   EXPECT_EQ(
       ops.cmd({"CONFIG", "SET", "timeout", "5"}).rfind("(error) ERR CONFIG SET is disabled", 0),
       0u);
@@ -211,16 +211,16 @@ TEST_F(AuthLimitsTest, ProxySettingsAreNotSentToTheShards) {
   const std::string config = writeFile(dir, "set.yaml", "allow_config_set: true\n");
   ProxyProcess open(shardList(shards_), 1, {"--config", config});
   Client c(open.port());
-  EXPECT_EQ(c.cmd({"CONFIG", "SET", "timeout", "5"}),
-            "(error) ERR CONFIG SET timeout: a shardproxy setting, not sent to the shards (set "
-            "limits.timeout in the config file and reload)");
-  EXPECT_EQ(c.cmd({"CONFIG", "SET", "hz", "11", "TCP-KEEPALIVE", "60"}),
-            "(error) ERR CONFIG SET TCP-KEEPALIVE: a shardproxy setting, not sent to the shards "
-            "(set limits.tcp_keepalive in the config file and reload)");
-  EXPECT_EQ(c.cmd({"CONFIG", "SET", "maxclients", "10"}).rfind("(error) ERR CONFIG SET", 0), 0u);
+  EXPECT_EQ(c.cmd({"CONFIG", "SET", "timeout", "5"}), "OK");
+  EXPECT_EQ(c.cmd({"CONFIG", "GET", "timeout"}), "[timeout, 5]");
+  EXPECT_EQ(c.cmd({"CONFIG", "SET", "hz", "11", "TCP-KEEPALIVE", "60"}), "OK");
+  EXPECT_EQ(c.cmd({"CONFIG", "GET", "tcp-keepalive"}), "[tcp-keepalive, 60]");
+  EXPECT_EQ(c.cmd({"CONFIG", "SET", "maxclients", "10"}), "OK");
   Client shard(shards_[0]->port());
   EXPECT_EQ(shard.cmd({"CONFIG", "GET", "timeout"}), "[timeout, 0]");
-  EXPECT_EQ(shard.cmd({"CONFIG", "GET", "hz"}), "[hz, 10]") << "refused whole";
+  EXPECT_EQ(shard.cmd({"CONFIG", "GET", "tcp-keepalive"}), "[tcp-keepalive, 300]");
+  EXPECT_EQ(shard.cmd({"CONFIG", "GET", "maxclients"}), "[maxclients, 10000]");
+  EXPECT_EQ(shard.cmd({"CONFIG", "GET", "hz"}), "[hz, 11]") << "the shards' part was sent";
   EXPECT_EQ(c.cmd({"CONFIG", "SET", "hz", "10"}), "OK");
 }
 

@@ -1,7 +1,9 @@
-// The INFO keyspace section and the shardproxy_backend_keys gauge: each shard's own INFO
-// keyspace, polled every couple of seconds by a background thread of the proxy (hiredis, short
-// timeouts) and cached, so INFO never waits on a shard and the workers' pipelines carry no extra
-// commands. The figures are as old as the last poll (INFO says when that was).
+// Each shard's INFO (the default sections: memory, persistence, stats, keyspace, ...), polled every
+// couple of seconds by a background thread of the proxy (hiredis, short timeouts) and cached, so
+// INFO never waits on a shard and the workers' pipelines carry no extra commands. The proxy's INFO
+// aggregates the cached fields (net/proxy_context.cc: memory, persistence, the shards' stats and
+// keyspace), and the shardproxy_backend_keys gauge reads the keyspace. The figures are as old as
+// the last poll.
 #pragma once
 
 #include <chrono>
@@ -25,12 +27,38 @@ struct DbKeys {
   uint64_t avg_ttl = 0;
 };
 
+// One "key:value" line of an INFO reply, with the section it came under ("memory", ...).
+struct InfoField {
+  std::string section;  // lowercase, as "# Memory" names it
+  std::string key;
+  std::string value;
+};
+
+// "# Section" headers and "key:value" lines of an INFO reply, in order; other lines are ignored.
+std::vector<InfoField> parseInfo(std::string_view info);
+
 struct ShardKeyspace {
   std::string shard;  // its name
   bool ok = false;    // the last poll got an answer
   std::vector<DbKeys> dbs;
+  std::vector<InfoField> info;  // every field of its INFO
   uint64_t keys() const;
+  // The value of INFO field `key` ("" when absent); number(): as an unsigned integer.
+  std::string_view field(std::string_view key) const;
+  bool number(std::string_view key, uint64_t* out) const;
 };
+
+// The shards' INFO combined, field by field, over the shards that answered the last poll (the
+// rule of each field: kShardRules in keyspace_poller.cc; docs/operations.md, INFO). Sums for
+// counters and sizes, the largest for peaks of a moment, durations and flags, the oldest
+// rdb_last_save_time, "err" when any shard's *_status is not ok, the first shard's for settings
+// and names; *_human and the ratios recomputed from the totals.
+// combinedSection: every field of `section` ("memory"), as "key:value\r\n" lines.
+std::string combinedSection(const std::vector<ShardKeyspace>& shards, std::string_view section);
+// combinedField: one field ("0" when no shard has it).
+std::string combinedField(const std::vector<ShardKeyspace>& shards, std::string_view key);
+// redis-server's bytesToHuman: "512B", "1.50K", "3.30M", ...
+std::string bytesToHuman(uint64_t n);
 
 // "db0:keys=3,expires=1,avg_ttl=100" lines of an INFO keyspace reply; other lines are ignored.
 std::vector<DbKeys> parseKeyspace(std::string_view info);

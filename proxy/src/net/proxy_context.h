@@ -15,6 +15,7 @@
 
 #include "config/config.h"
 #include "metrics/latency_histogram.h"
+#include "net/info_report.h"
 #include "net/keyspace_poller.h"
 #include "net/worker_stats.h"
 #include "route/topology.h"
@@ -80,14 +81,19 @@ struct ProxyContext {
   Reloader* reloader = nullptr;  // set by main before the workers start; PROXY RELOAD uses it
   // Set by main once the workers run (cluster mode: MOVED and node failures ask it to refresh).
   std::atomic<TopologyWatcher*> topology_watcher{nullptr};
-  KeyspaceCache keyspace;  // refreshed by the KeyspacePoller thread
+  KeyspaceCache keyspace;          // refreshed by the KeyspacePoller thread
+  mutable RateSampler info_rates;  // INFO stats' instantaneous_* (info_report.h)
 
   // Every shard of the current topology, summed over the workers.
   std::vector<ShardSummary> shardSummaries() const;
 
-  // The INFO reply text for `section` ("" or "default" or "all" = every section). `admin` false
-  // (a non-admin user of auth.users) leaves out the shards section, which names the backends.
-  std::string info(std::string_view section, bool admin = true) const;
+  // The INFO reply text for `sections`: space-separated section names, any case, as INFO takes
+  // them ("" or "default": the default sections; "all" or "everything": every section, the
+  // commandstats and latencystats included; unknown names add nothing). `admin` false (a
+  // non-admin user of auth.users) leaves out the shards section, which names the backends.
+  // Which figures are the proxy's own and which are aggregated over the shards, and how:
+  // info_report.h and docs/operations.md (INFO).
+  std::string info(std::string_view sections, bool admin = true) const;
 
  private:
   mutable std::mutex mu_;

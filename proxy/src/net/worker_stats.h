@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -187,6 +188,89 @@ class ProtocolErrors {
   std::array<Counter, kParseErrors> by_reason_;
 };
 
+// INFO commandstats and latencystats: one entry per command of the table (subcommands included),
+// per worker. calls and usec come from the request's completion (the proxy-side duration, parse
+// to complete reply); failed counts error replies. Compiled out with SHARDPROXY_METRICS=0.
+struct CommandStats {
+  HotCounter calls;
+  HotCounter usec;
+  Counter failed;
+  std::array<HotCounter, metrics::kLatencyBuckets> buckets;  // metrics::kLatencyBoundsUs
+};
+
+class CommandStatsTable {
+ public:
+  CommandStatsTable();
+
+  // The entry of `cmd` (a command of resp::CommandTable), nullptr for none. No allocation.
+  CommandStats* find(const resp::CommandInfo* cmd) {
+    const int32_t i = indexOf(cmd);
+    return i < 0 ? nullptr : &stats_[static_cast<size_t>(i)];
+  }
+  // The request path: one call, or one failure (an error reply).
+  void observe(const resp::CommandInfo* cmd, uint64_t micros, size_t bucket, bool failed) {
+    if constexpr (!metrics::kMetricsEnabled) {
+      return;
+    }
+    if (CommandStats* s = find(cmd)) {
+      s->calls.add();
+      s->usec.add(micros);
+      s->buckets[bucket].add();
+      if (failed) {
+        s->failed.add();
+      }
+    }
+  }
+
+  // Any thread: fn(command, stats) for every command of the table, in the table's order.
+  template <typename Fn>
+  void forEach(Fn fn) const {
+    for (size_t i = 0; i < size_; ++i) {
+      fn(*commands_[i], static_cast<const CommandStats&>(stats_[i]));
+    }
+  }
+  size_t size() const { return size_; }
+
+ private:
+  int32_t indexOf(const resp::CommandInfo* cmd) const;
+
+  const resp::CommandInfo* const* commands_;  // shared, immutable: every command of the table
+  const int32_t* slots_;                      // pointer-keyed open addressing into commands_
+  size_t size_ = 0;
+  std::unique_ptr<CommandStats[]> stats_;
+};
+
+// INFO errorstats: error replies sent to clients, by their code (the first word: ERR, WRONGTYPE,
+// MOVED, ...). The worker writes; any thread reads. Like redis-server, at most kMaxCodes distinct
+// codes are tracked; errors of a new code past that are counted in total() only.
+class ErrorCodes {
+ public:
+  static constexpr size_t kMaxCodes = 128;
+  static constexpr size_t kMaxCodeLen = 31;
+
+  // `reply` is an error reply ("-CODE message\r\n" or RESP3 "!len\r\nCODE message\r\n").
+  void count(std::string_view reply);
+  uint64_t total() const { return total_.get(); }
+  // Any thread: fn(code, count) for every code seen, in order of first appearance.
+  template <typename Fn>
+  void forEach(Fn fn) const {
+    const size_t used = used_.load(std::memory_order_acquire);
+    for (size_t i = 0; i < used; ++i) {
+      fn(std::string_view(entries_[i].code, entries_[i].len), entries_[i].count.get());
+    }
+  }
+
+ private:
+  struct Entry {
+    char code[kMaxCodeLen + 1] = {};
+    uint8_t len = 0;
+    Counter count;
+  };
+  std::array<Entry, kMaxCodes> entries_;
+  std::atomic<size_t> used_{0};  // entries published (release) to readers
+  Counter total_;
+};
+
 #define SP_DECLARE_FIELD(field, storage, type, name, help, label, value) storage field;
 
 struct ShardStats {
@@ -232,8 +316,10 @@ struct WorkerStats {
   // [class][result]; requests parsed = the sum (commands counts them too, for INFO).
   std::array<std::array<HotCounter, kRequestResults>, kCommandClasses> requests;
   std::array<metrics::LatencyHistogram, kCommandClasses> request_duration;  // parse -> reply
-  ShardStatsTable shards;          // [shard]: the primary's connections
-  ShardStatsTable replica_shards;  // [shard]: all of its replicas' connections
+  ShardStatsTable shards;              // [shard]: the primary's connections
+  ShardStatsTable replica_shards;      // [shard]: all of its replicas' connections
+  CommandStatsTable commands_by_name;  // INFO commandstats / latencystats
+  ErrorCodes error_codes;              // INFO errorstats
 
   explicit WorkerStats(const std::vector<std::string>& shard_names) {
     shards.bind(shard_names);

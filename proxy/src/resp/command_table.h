@@ -29,6 +29,7 @@ enum CommandFlag : uint32_t {
   kCmdProxy = 1u << 11,       // the proxy's own command (PROXY ...), not a Redis one
   kCmdFanout = 1u << 12,      // whole-keyspace: sent to every shard and merged (see MergeRule)
   kCmdSession = 1u << 13,     // served by the session's state (MULTI, SUBSCRIBE, AUTH, HELLO, ...)
+  kCmdNoMandatoryKeys = 1u << 14,  // Redis "no_mandatory_keys" (EVAL, FCALL: may name no key)
 };
 
 // How the replies of a split (or fanned-out) command's fragments become one reply.
@@ -49,6 +50,42 @@ enum class MergeRule : uint8_t {
   kScanCursor,     // SCAN: one shard, named by the cursor; the reply's cursor re-encoded
   kPubSubAck,      // (P|S)(UN)SUBSCRIBE: the reply is the proxy's own, once every shard confirmed
   kAnyOk,          // SCRIPT KILL, FUNCTION KILL: +OK when a shard killed one, else NOTBUSY
+  // CONFIG GET: one value per parameter (the first shard's when they differ), the proxy's own
+  // parameters from the proxy (its entries travel as the last fragment). Set by the session: the
+  // table keeps config|get local, and the session fans it out.
+  kConfigGet,
+};
+
+// Redis 7 key-spec flags (COMMAND INFO key specs, COMMAND GETKEYSANDFLAGS), in the order
+// redis-server lists them.
+enum KeySpecFlag : uint16_t {
+  kKeyRO = 1u << 0,
+  kKeyRW = 1u << 1,
+  kKeyOW = 1u << 2,
+  kKeyRM = 1u << 3,
+  kKeyAccess = 1u << 4,
+  kKeyUpdate = 1u << 5,
+  kKeyInsert = 1u << 6,
+  kKeyDelete = 1u << 7,
+  kKeyNotKey = 1u << 8,
+  kKeyIncomplete = 1u << 9,
+  kKeyVariableFlags = 1u << 10,
+};
+
+// The getkeys function redis-server 7.0 has for a command (db.c), which COMMAND GETKEYS falls back
+// to where the key specs cannot be applied or their flags vary with the arguments.
+enum class KeysProc : uint8_t {
+  kNone,
+  kNumKeysAt1,        // ZUNION, ZINTER, ZDIFF, ZINTERCARD, SINTERCARD, LMPOP, ZMPOP: numkeys key ..
+  kNumKeysAt2,        // EVAL*, FCALL*, BLMPOP, BZMPOP: arg numkeys key ..
+  kStoreThenNumKeys,  // ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE: destination numkeys key ..
+  kSort,              // the sorted key, and STORE's
+  kSortRo,
+  kMigrate,    // the key, or KEYS key ..
+  kGeoRadius,  // the key, and the last STORE / STOREDIST's
+  kXread,      // STREAMS key .. id ..
+  kSet,        // flags depend on GET
+  kBitfield,   // flags depend on the subcommands
 };
 
 // Redis 7 key specifications (COMMAND INFO "key specs"), reduced to what routing needs.
@@ -66,6 +103,7 @@ struct KeySpec {
   int32_t keynum_index = 0;     // kKeyNum: index of the count argument relative to begin
   int32_t keynum_firstkey = 0;  // kKeyNum: first key relative to begin
   int32_t keynum_keystep = 1;
+  uint16_t flags = 0;  // KeySpecFlag bits, as Redis declares them (routing ignores them)
 };
 
 struct CommandInfo {
@@ -81,6 +119,10 @@ struct CommandInfo {
   std::span<const CommandInfo> subcommands;
   std::string_view info_resp;  // this command's COMMAND INFO entry, RESP2-encoded as Redis sends it
   std::string_view docs_resp;  // "name" + its COMMAND DOCS map, RESP2-encoded (two elements)
+  // For COMMAND GETKEYS: Redis' own key specs (not_key ones included, no POLICY overrides).
+  std::span<const KeySpec> redis_key_specs;
+  KeysProc keys_proc = KeysProc::kNone;
+  std::string_view acl_categories;  // Redis ACL categories without '@', space-separated
 
   bool has(CommandFlag f) const { return (flags & f) != 0; }
 };

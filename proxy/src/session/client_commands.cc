@@ -1,4 +1,4 @@
-// AUTH, HELLO, CLIENT INFO / LIST / KILL / NO-EVICT, CONFIG GET / RESETSTAT.
+// AUTH, HELLO, CLIENT INFO / LIST / KILL / NO-EVICT, CONFIG GET (config_commands.h) / RESETSTAT.
 #include "session/client_commands.h"
 
 #include <arpa/inet.h>
@@ -6,18 +6,23 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include <spdlog/spdlog.h>
 
 #include "core/ascii.h"
+#include "core/assert.h"
 #include "core/clock.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
+#include "resp/reply_reader.h"
 #include "resp/resp3.h"
 #include "session/admin_commands.h"
 #include "session/client_session.h"
+#include "session/config_commands.h"
 #include "session/session_checks.h"
 #include "session/session_state.h"
 
@@ -65,6 +70,11 @@ bool parseId(std::string_view text, uint64_t* out) {
   return ec == std::errc() && end == text.data() + text.size() && *out > 0;
 }
 
+bool parseInt64(std::string_view text, int64_t* out) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return !text.empty() && ec == std::errc() && end == text.data() + text.size();
+}
+
 bool isPubSub(const SessionState* state) {
   return state != nullptr && state->subscriptions() != nullptr &&
          state->subscriptions()->total() > 0;
@@ -90,105 +100,186 @@ bool knownType(std::string_view type) {
   return false;
 }
 
-// CONFIG GET: the parameters answered, from the proxy's configuration.
-struct ConfigParam {
-  std::string_view name;
-  std::string (*value)(const net::Worker& worker);
+// ---- CLIENT LIST / KILL over every worker ----
+//
+// Workers share nothing, so a command that sees every client asks each worker on its own thread
+// (Worker::post) and gathers the answers on the caller's worker, where its deferred reply
+// completes (ClientSession::deferReply). The caller's own worker answers at once; with one
+// worker the reply is immediate.
+
+template <typename Part>
+struct Gather {
+  std::vector<Part> parts;  // in context.workers order
+  size_t remaining = 0;     // touched on the caller's thread only
+  std::function<void(net::Worker&, std::vector<Part>&)> done;
 };
 
-const ConfigParam kConfigParams[] = {
-    {"bind", [](const net::Worker& w) { return w.config().listen_host; }},
-    {"port", [](const net::Worker& w) { return std::to_string(w.config().listen_port); }},
-    {"databases", [](const net::Worker&) { return std::string("1"); }},
-    {"maxclients",
-     [](const net::Worker& w) {
-       // As INFO says: lowered to what the open-files limit allows (net/fd_budget.h).
-       return std::to_string(std::min(w.config().limits.max_clients,
-                                      w.context().max_clients.load(std::memory_order_relaxed)));
-     }},
-    {"timeout", [](const net::Worker& w) { return std::to_string(w.config().limits.timeout); }},
-    {"tcp-keepalive",
-     [](const net::Worker& w) { return std::to_string(w.config().limits.tcp_keepalive); }},
-    {"proto-max-bulk-len",
-     [](const net::Worker& w) { return std::to_string(w.config().limits.max_bulk_len); }},
-    {"cluster-enabled", [](const net::Worker&) { return std::string("no"); }},
-    {"slowlog-log-slower-than",
-     [](const net::Worker& w) { return std::to_string(w.config().slowlog_threshold_us); }},
-    {"slowlog-max-len",
-     [](const net::Worker& w) { return std::to_string(w.config().slowlog_max_len); }},
-};
-
-void configGet(const net::Worker& worker, std::span<const std::string_view> patterns,
-               std::string* reply) {
-  std::vector<const ConfigParam*> found;
-  for (const ConfigParam& p : kConfigParams) {
-    for (std::string_view pattern : patterns) {
-      if (globMatch(pattern, p.name)) {
-        found.push_back(&p);
-        break;
-      }
+// part(w) on every worker w's thread, then done(caller, parts) on the caller's thread. A worker
+// that has closed (shutting down) never answers: the request then goes with its client.
+template <typename Part>
+void askEveryWorker(net::Worker& caller, const std::function<Part(net::Worker&)>& part,
+                    std::function<void(net::Worker&, std::vector<Part>&)> done) {
+  const std::vector<net::Worker*>& workers = caller.context().workers;
+  auto gather = std::make_shared<Gather<Part>>();
+  gather->parts.resize(workers.size());
+  gather->remaining = workers.size();
+  gather->done = std::move(done);
+  net::Worker* home = &caller;
+  size_t own = workers.size();
+  for (size_t i = 0; i < workers.size(); ++i) {
+    if (workers[i] == home) {
+      own = i;
+      continue;
     }
+    workers[i]->post([gather, i, part, home](net::Worker& self) {
+      home->post([gather, i, answer = part(self)](net::Worker& back) mutable {
+        gather->parts[i] = std::move(answer);
+        if (--gather->remaining == 0) {
+          gather->done(back, gather->parts);
+        }
+      });
+    });
   }
-  resp::appendArrayHeader(*reply, static_cast<int64_t>(found.size() * 2));
-  for (const ConfigParam* p : found) {
-    resp::appendBulk(*reply, p->name);
-    resp::appendBulk(*reply, p->value(worker));
+  SP_ASSERT(own < workers.size());
+  gather->parts[own] = part(caller);
+  if (--gather->remaining == 0) {
+    gather->done(caller, gather->parts);
   }
 }
 
-// CLIENT KILL addr (old form) or CLIENT KILL filter value ... (new form).
-void clientKill(ClientSession& self, std::span<const std::string_view> args, std::string* reply,
-                bool* close_after) {
-  net::Worker& worker = self.worker();
-  if (args.size() == 3) {
-    for (ClientSession* s : worker.sessions()) {
-      if (peerAddress(*s) == args[2]) {
-        if (s == &self) {
-          *close_after = true;
-        } else {
-          s->close("killed by CLIENT KILL");
-        }
-        resp::appendStatus(*reply, "OK");
-        return;
-      }
-    }
-    resp::appendError(*reply, "ERR No such client");
+// Answers `session`'s command with finish(parts) (RESP2; *close_after when it closes the caller):
+// at once into *reply with one worker, else through a deferred reply, re-encoded in `shape` for a
+// RESP3 client.
+template <typename Part>
+void acrossWorkers(ClientSession& session, const resp::CommandInfo& cmd,
+                   const std::function<Part(net::Worker&)>& part,
+                   std::function<std::string(std::vector<Part>&, bool*)> finish,
+                   resp::Resp3Shape shape, std::string* reply, bool* close_after) {
+  net::Worker& worker = session.worker();
+  if (worker.context().workers.size() <= 1) {
+    std::vector<Part> parts{part(worker)};
+    *reply = finish(parts, close_after);
     return;
   }
+  PendingRequest* request = session.deferReply(&cmd);
+  const resp::Protocol protocol = session.protocol();
+  askEveryWorker<Part>(worker, part,
+                       [request, finish = std::move(finish), protocol, shape](
+                           net::Worker& home, std::vector<Part>& parts) {
+                         bool close = false;
+                         std::string text = finish(parts, &close);
+                         if (protocol == resp::Protocol::kResp3 && !resp::isError(text)) {
+                           text = resp::toResp3(text, shape);
+                         }
+                         request->close_after = close && request->owner != nullptr;
+                         ClientSession::onBackendReply(home, request, 0, text);
+                       });
+}
+
+// CLIENT KILL's filters (new form), or the old form's address. Copied: it travels to every worker.
+struct KillFilter {
+  bool old_form = false;
   uint64_t id = 0;
-  std::string_view addr, laddr, type, user;
+  std::string addr;
+  std::string laddr;
+  std::string type;
+  std::string user;
+  bool has_user = false;
   bool skipme = true;
-  if ((args.size() - 2) % 2 != 0) {
+  int64_t max_age = 0;  // seconds; 0 = any age (Redis 7.4's MAXAGE)
+  uint64_t caller = 0;  // the caller's client id
+
+  bool matches(ClientSession& s) const {
+    const SessionState* state = s.state();
+    if (old_form) {
+      return peerAddress(s) == addr;
+    }
+    const uint64_t age_s = (monoMicros() - s.createdMicros()) / 1000000;
+    return (id == 0 || s.id() == id) && (addr.empty() || peerAddress(s) == addr) &&
+           (laddr.empty() || localAddress(s) == laddr) &&
+           (type.empty() || typeMatches(type, state)) &&
+           (!has_user || (state != nullptr ? state->rights().name : "default") == user) &&
+           (!skipme || s.id() != caller) &&
+           (max_age == 0 || age_s >= static_cast<uint64_t>(max_age));
+  }
+};
+
+struct KillPart {
+  uint64_t killed = 0;
+  bool caller = false;  // the caller is among them: closed once its reply is written
+};
+
+// Closes the clients of `worker` that `filter` matches (the old form: the first only).
+KillPart killOn(net::Worker& worker, const KillFilter& filter) {
+  KillPart out;
+  std::vector<ClientSession*> victims;
+  for (ClientSession* s : worker.sessions()) {
+    if (filter.matches(*s)) {
+      victims.push_back(s);
+    }
+  }
+  for (ClientSession* s : victims) {
+    ++out.killed;
+    if (s->id() == filter.caller) {
+      out.caller = true;
+    } else {
+      s->close("killed by CLIENT KILL");
+    }
+  }
+  return out;
+}
+
+// CLIENT KILL addr (old form) or CLIENT KILL filter value ... (new form), over every worker.
+void clientKill(ClientSession& self, const resp::CommandInfo& cmd,
+                std::span<const std::string_view> args, std::string* reply, bool* close_after) {
+  KillFilter filter;
+  filter.caller = self.id();
+  if (args.size() == 3) {
+    filter.old_form = true;
+    filter.addr = std::string(args[2]);
+  } else if ((args.size() - 2) % 2 != 0) {
     resp::appendError(*reply, "ERR syntax error");
     return;
   }
-  for (size_t i = 2; i + 1 < args.size(); i += 2) {
+  for (size_t i = 2; !filter.old_form && i + 1 < args.size(); i += 2) {
     const std::string_view opt = args[i];
     const std::string_view value = args[i + 1];
     if (equalsIgnoreCase(opt, "id")) {
-      if (!parseId(value, &id)) {
+      if (!parseId(value, &filter.id)) {
         resp::appendError(*reply, "ERR client-id should be greater than 0");
         return;
       }
     } else if (equalsIgnoreCase(opt, "addr")) {
-      addr = value;
+      filter.addr = std::string(value);
     } else if (equalsIgnoreCase(opt, "laddr")) {
-      laddr = value;
+      filter.laddr = std::string(value);
     } else if (equalsIgnoreCase(opt, "type")) {
       if (!knownType(value)) {
         resp::appendError(*reply, "ERR Unknown client type '" + std::string(value) + "'");
         return;
       }
-      type = value;
+      filter.type = std::string(value);
     } else if (equalsIgnoreCase(opt, "user")) {
-      user = value;
+      const auto& users = self.worker().config().auth.users;
+      if (value != "default" && std::none_of(users.begin(), users.end(),
+                                             [&](const auto& u) { return u.name == value; })) {
+        resp::appendError(*reply, "ERR No such user '" + std::string(value) + "'");
+        return;
+      }
+      filter.user = std::string(value);
+      filter.has_user = true;
     } else if (equalsIgnoreCase(opt, "skipme")) {
       if (equalsIgnoreCase(value, "yes")) {
-        skipme = true;
+        filter.skipme = true;
       } else if (equalsIgnoreCase(value, "no")) {
-        skipme = false;
+        filter.skipme = false;
       } else {
         resp::appendError(*reply, "ERR syntax error");
+        return;
+      }
+    } else if (equalsIgnoreCase(opt, "maxage")) {
+      if (!parseInt64(value, &filter.max_age)) {
+        resp::appendError(*reply, "ERR value is not an integer or out of range");
         return;
       }
     } else {
@@ -196,36 +287,39 @@ void clientKill(ClientSession& self, std::span<const std::string_view> args, std
       return;
     }
   }
-  std::vector<ClientSession*> victims;
-  for (ClientSession* s : worker.sessions()) {
-    const SessionState* state = s->state();
-    if ((id != 0 && s->id() != id) || (!addr.empty() && peerAddress(*s) != addr) ||
-        (!laddr.empty() && localAddress(*s) != laddr) ||
-        (!type.empty() && !typeMatches(type, state)) ||
-        (!user.empty() && (state != nullptr ? state->rights().name : "default") != user) ||
-        (skipme && s == &self)) {
-      continue;
-    }
-    victims.push_back(s);
-  }
-  for (ClientSession* s : victims) {
-    if (s == &self) {
-      *close_after = true;
-    } else {
-      s->close("killed by CLIENT KILL");
-    }
-  }
-  resp::appendInteger(*reply, static_cast<int64_t>(victims.size()));
+  const bool old_form = filter.old_form;
+  acrossWorkers<KillPart>(
+      self, cmd, [filter](net::Worker& w) { return killOn(w, filter); },
+      [old_form](std::vector<KillPart>& parts, bool* close) {
+        uint64_t killed = 0;
+        for (const KillPart& p : parts) {
+          killed += p.killed;
+          *close = *close || p.caller;
+        }
+        std::string out;
+        if (!old_form) {
+          resp::appendInteger(out, static_cast<int64_t>(killed));
+        } else if (killed > 0) {
+          resp::appendStatus(out, "OK");
+        } else {
+          resp::appendError(out, "ERR No such client");
+        }
+        return out;
+      },
+      resp::Resp3Shape::kPlain, reply, close_after);
 }
 
-void clientList(ClientSession& self, std::span<const std::string_view> args, std::string* reply) {
-  std::string_view type;
+using ListPart = std::vector<std::pair<uint64_t, std::string>>;  // (id, CLIENT LIST line)
+
+void clientList(ClientSession& self, const resp::CommandInfo& cmd,
+                std::span<const std::string_view> args, std::string* reply) {
+  std::string type;
   std::vector<uint64_t> ids;
   for (size_t i = 2; i < args.size(); ++i) {
     if (equalsIgnoreCase(args[i], "type") && i + 1 < args.size()) {
-      type = args[++i];
+      type = std::string(args[++i]);
       if (!knownType(type)) {
-        resp::appendError(*reply, "ERR Unknown client type '" + std::string(type) + "'");
+        resp::appendError(*reply, "ERR Unknown client type '" + type + "'");
         return;
       }
     } else if (equalsIgnoreCase(args[i], "id") && i + 1 < args.size()) {
@@ -242,20 +336,37 @@ void clientList(ClientSession& self, std::span<const std::string_view> args, std
       return;
     }
   }
-  std::vector<ClientSession*> sessions(self.worker().sessions().begin(),
-                                       self.worker().sessions().end());
-  std::sort(sessions.begin(), sessions.end(),
-            [](ClientSession* a, ClientSession* b) { return a->id() < b->id(); });
-  std::string text;
-  for (ClientSession* s : sessions) {
-    if ((!type.empty() && !typeMatches(type, s->state())) ||
-        (!ids.empty() && std::find(ids.begin(), ids.end(), s->id()) == ids.end())) {
-      continue;
-    }
-    text += ClientCommands::describe(*s);
-    text += '\n';
-  }
-  resp::appendBulk(*reply, text);
+  bool unused = false;
+  acrossWorkers<ListPart>(
+      self, cmd,
+      [type, ids](net::Worker& w) {
+        ListPart lines;
+        for (ClientSession* s : w.sessions()) {
+          if ((!type.empty() && !typeMatches(type, s->state())) ||
+              (!ids.empty() && std::find(ids.begin(), ids.end(), s->id()) == ids.end())) {
+            continue;
+          }
+          lines.emplace_back(s->id(), ClientCommands::describe(*s));
+        }
+        return lines;
+      },
+      [](std::vector<ListPart>& parts, bool*) {
+        ListPart all;
+        for (ListPart& p : parts) {
+          std::move(p.begin(), p.end(), std::back_inserter(all));
+        }
+        std::sort(all.begin(), all.end(),
+                  [](const auto& a, const auto& b) { return a.first < b.first; });
+        std::string text;
+        for (const auto& [id, line] : all) {
+          text += line;
+          text += '\n';
+        }
+        std::string out;
+        resp::appendBulk(out, text);
+        return out;
+      },
+      resp::Resp3Shape::kVerbatim, reply, &unused);
 }
 
 }  // namespace
@@ -293,26 +404,18 @@ std::string ClientCommands::describe(ClientSession& session) {
   out += " ssub=" +
          std::to_string(subs != nullptr ? subs->names(PubSubKind::kShardChannel).size() : 0);
   out += " multi=" + (multi ? std::to_string(state->transaction().queued) : std::string("-1"));
-  out += " qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0";
-  out += " events=r cmd=NULL user=";
+  const size_t qbuf = session.queryBufferBytes();
+  const size_t omem = session.outputBytes();
+  out += " qbuf=" + std::to_string(qbuf) + " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0";
+  out += " obl=0 oll=0 omem=" + std::to_string(omem) + " tot-mem=" + std::to_string(qbuf + omem);
+  out += omem > 0 ? " events=rw" : " events=r";
+  out += " cmd=";
+  out += session.lastCommand() != nullptr ? session.lastCommand()->name : "NULL";
+  out += " user=";
   out += state != nullptr ? state->rights().name : std::string("default");
   out += " redir=-1 resp=";
   out += session.protocol() == resp::Protocol::kResp3 ? '3' : '2';
   return out;
-}
-
-std::string_view ClientCommands::proxyConfigKey(std::string_view parameter) {
-  static constexpr std::pair<std::string_view, std::string_view> kOwn[] = {
-      {"timeout", "limits.timeout"},
-      {"tcp-keepalive", "limits.tcp_keepalive"},
-      {"maxclients", "limits.max_clients"},
-  };
-  for (const auto& [name, key] : kOwn) {
-    if (equalsIgnoreCase(parameter, name)) {
-      return key;
-    }
-  }
-  return {};
 }
 
 std::string ClientCommands::helloReply(uint64_t client_id, resp::Protocol protocol) {
@@ -342,9 +445,9 @@ bool ClientCommands::run(ClientSession& session, const resp::CommandInfo& cmd,
   if (name == "client|info") {
     resp::appendBulk(*reply, describe(session) + "\n");
   } else if (name == "client|list") {
-    clientList(session, args, reply);
+    clientList(session, cmd, args, reply);
   } else if (name == "client|kill") {
-    clientKill(session, args, reply, close_after);
+    clientKill(session, cmd, args, reply, close_after);
   } else if (name == "client|no-evict") {
     if (equalsIgnoreCase(args[2], "on") || equalsIgnoreCase(args[2], "off")) {
       resp::appendStatus(*reply, "OK");
@@ -352,7 +455,7 @@ bool ClientCommands::run(ClientSession& session, const resp::CommandInfo& cmd,
       resp::appendError(*reply, "ERR syntax error");
     }
   } else if (name == "config|get") {
-    configGet(session.worker(), args.subspan(2), reply);
+    ConfigCommands::get(session, cmd, args, reply);
   } else if (name == "config|resetstat") {
     resp::appendStatus(*reply, "OK");
   } else {

@@ -179,6 +179,7 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
   net::WorkerStats& stats = worker_.stats();
   const resp::CommandTable& table = resp::CommandTable::instance();
   const resp::CommandInfo* cmd = table.resolve(args);
+  last_cmd_ = cmd;  // CLIENT LIST cmd=
   // Connection state (AUTH, MULTI, SUBSCRIBE, dedicated connections) and the commands that
   // need it: session_state.h. A deferred request is offered again once the FIFO is empty.
   if (state_ != nullptr || SessionState::wanted(cmd, worker_.config())) {
@@ -327,7 +328,7 @@ void ClientSession::onBackendReply(net::Worker& worker, PendingRequest* request,
       worker.requests().release(request);
       return;
     }
-    if (owner->fifo_.front() == request) {
+    if (owner->fifo_.front() == request && !request->close_after) {
       owner->fifo_.pop();
       owner->appendOutput(reply);
       owner->releaseRequest(request);
@@ -339,6 +340,9 @@ void ClientSession::onBackendReply(net::Worker& worker, PendingRequest* request,
       return;
     }
     request->done = true;
+    if (request->close_after && owner->fifo_.front() == request) {
+      owner->drainCompleted();  // a deferred reply that closes its client (CLIENT KILL of itself)
+    }
     return;
   }
   SP_ASSERT(fragment < request->fragment_replies.size() && request->outstanding > 0);
@@ -379,6 +383,9 @@ PendingRequest* ClientSession::deferReply(const resp::CommandInfo* cmd) {
 }
 
 void ClientSession::replyNow(std::string_view reply, bool close_after, resp::Resp3Shape shape) {
+  if (!reply.empty() && reply[0] == '-') {
+    worker_.stats().error_codes.count(reply);  // INFO errorstats (shard errors: observeCompletion)
+  }
   std::string resp3;
   if (protocol_ == resp::Protocol::kResp3 && !reply.empty() && reply[0] != '+' && reply[0] != '-' &&
       reply[0] != ':') {

@@ -69,6 +69,11 @@ class ClientSession {
   SessionState* state() { return state_.get(); }
   const SessionState* state() const { return state_.get(); }
   uint64_t createdMicros() const { return created_us_; }
+  // CLIENT LIST: the command of the latest request (nullptr: none yet, or unknown), the bytes of
+  // an incomplete request held (qbuf) and the replies not yet written (omem).
+  const resp::CommandInfo* lastCommand() const { return last_cmd_; }
+  size_t queryBufferBytes() const { return in_ != nullptr ? in_->size() : 0; }
+  size_t outputBytes() const { return pendingOutput(); }
 
   // For a local command answered later (PROXY RELOAD waits for the main thread): queues a
   // request in this session's FIFO, to be completed on this worker's thread with
@@ -126,7 +131,8 @@ class ClientSession {
   bool deferred_ = false;
   std::unique_ptr<SessionState> state_;
   const uint64_t created_us_ = monoMicros();
-  uint64_t last_active_ms_ = 0;  // loop time of the last read or write (idleMs)
+  uint64_t last_active_ms_ = 0;                  // loop time of the last read or write (idleMs)
+  const resp::CommandInfo* last_cmd_ = nullptr;  // lastCommand()
 
   friend class SessionAccess;
   friend class SessionState;

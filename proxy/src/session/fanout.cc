@@ -111,7 +111,7 @@ void mergeArrays(PendingRequest* request) {
 }  // namespace
 
 void mergeReplies(PendingRequest* request) {
-  if (request->merge == resp::MergeRule::kAnyOk) {
+  if (request->merge == resp::MergeRule::kAnyOk || request->merge == resp::MergeRule::kConfigGet) {
     mergeFanoutReplies(request);  // errors are expected replies there
     return;
   }

@@ -8,13 +8,16 @@
 #include <unordered_set>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "backend/backend_conn.h"
+#include "core/ascii.h"
 #include "core/clock.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
 #include "resp/reply_reader.h"
-#include "session/client_commands.h"
 #include "session/client_session.h"
+#include "session/config_commands.h"
 #include "session/fanout.h"
 #include "session/request_observer.h"
 #include "session/session_checks.h"
@@ -173,6 +176,117 @@ void scanCursor(PendingRequest* request) {
   request->reply = std::move(out);
 }
 
+// CONFIG GET: a shard's reply as name, value, ... elements (a RESP2 array or a RESP3 map).
+// *scratch holds the array a map is rewritten as.
+bool configElements(std::string_view reply, std::string* scratch,
+                    std::vector<std::string_view>* out) {
+  if (reply.starts_with('%')) {
+    const size_t eol = reply.find("\r\n");
+    uint64_t pairs = 0;
+    if (eol == std::string_view::npos || !parseUnsigned(reply.substr(1, eol - 1), &pairs) ||
+        pairs > reply.size()) {
+      return false;
+    }
+    *scratch = "*" + std::to_string(pairs * 2);
+    scratch->append(reply.substr(eol));
+    reply = *scratch;
+  }
+  return resp::readArrayElements(reply, out) && out->size() % 2 == 0;
+}
+
+// Parameters whose value is each instance's own (paths, names): their differences are expected.
+bool perInstance(std::string_view name) {
+  for (std::string_view n :
+       {"dir", "pidfile", "logfile", "dbfilename", "unixsocket", "appendfilename", "appenddirname",
+        "cluster-config-file", "syslog-ident", "replicaof", "slaveof", "replica-announce-ip",
+        "replica-announce-port"}) {
+    if (name == n) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void configGetMerge(PendingRequest* request) {
+  const size_t shards = request->fragment_replies.size() - 1;
+  // RESP3 maps rewritten as arrays, one per shard: `merged` keeps views into them.
+  std::vector<std::string> rewritten(shards);
+  std::vector<std::string_view> own;
+  std::vector<std::string_view> elements;
+  // (name, value) elements, in the order the shards list them.
+  std::vector<std::pair<std::string_view, std::string_view>> merged;
+  std::vector<std::string> disagreements;
+  if (!resp::readArrayElements(request->fragment_replies[shards], &own)) {
+    request->reply = kUnexpected;
+    return;
+  }
+  auto name = [](std::string_view element) {
+    std::string_view text;
+    return resp::readString(element, &text) ? text : std::string_view();
+  };
+  const std::string* first_error = nullptr;
+  size_t answered = 0;
+  for (size_t f = 0; f < shards; ++f) {
+    const std::string& r = request->fragment_replies[f];
+    if (resp::isError(r) || !configElements(r, &rewritten[f], &elements)) {
+      if (first_error == nullptr && resp::isError(r)) {
+        first_error = &r;
+      }
+      continue;
+    }
+    ++answered;
+    for (size_t i = 0; i + 1 < elements.size(); i += 2) {
+      const std::string_view key = name(elements[i]);
+      bool proxy_owned = false;
+      for (size_t j = 0; j + 1 < own.size() && !proxy_owned; j += 2) {
+        proxy_owned = name(own[j]) == key;
+      }
+      if (proxy_owned) {
+        continue;
+      }
+      auto at = std::find_if(merged.begin(), merged.end(),
+                             [&](const auto& e) { return name(e.first) == key; });
+      if (at == merged.end()) {
+        merged.emplace_back(elements[i], elements[i + 1]);
+      } else if (name(at->second) != name(elements[i + 1]) && !perInstance(key)) {
+        std::string what(key);
+        if (std::find(disagreements.begin(), disagreements.end(), what) == disagreements.end()) {
+          disagreements.push_back(std::move(what));
+        }
+      }
+    }
+  }
+  if (answered == 0 && shards > 0) {
+    request->reply = first_error != nullptr ? *first_error : std::string(kUnexpected);
+    return;
+  }
+  std::string out;
+  resp::appendArrayHeader(out, static_cast<int64_t>(merged.size() * 2 + own.size()));
+  for (const auto& [key, value] : merged) {
+    out.append(key);
+    out.append(value);
+  }
+  for (std::string_view e : own) {
+    out.append(e);
+  }
+  request->reply = request->protocol == resp::Protocol::kResp3
+                       ? resp::toResp3(out, resp::Resp3Shape::kMap)
+                       : std::move(out);
+  if (!disagreements.empty() && request->owner != nullptr) {
+    net::Worker& w = request->owner->worker();
+    if (w.logLimiter().allow()) {
+      std::string names;
+      for (const std::string& d : disagreements) {
+        names += (names.empty() ? "" : ", ") + d;
+      }
+      spdlog::warn(
+          "worker {}: CONFIG GET: the shards disagree on {}; answered the first shard's value "
+          "({} of {} shards answered)",
+          w.index(), names, answered, shards);
+    }
+  }
+}
+
 }  // namespace
 
 bool encodeScanCursor(uint16_t shard, uint64_t shard_cursor, uint64_t* out) {
@@ -231,6 +345,30 @@ void sendToEveryShard(net::Worker& worker, uint64_t client_id, PendingRequest* r
   }
 }
 
+void sendConfigGet(net::Worker& worker, uint64_t client_id, PendingRequest* request,
+                   std::string_view command, std::string own) {
+  const size_t shards = worker.topology().shardCount();
+  request->merge = resp::MergeRule::kConfigGet;
+  request->fragment_replies.resize(shards + 1);
+  request->fragment_replies[shards] = std::move(own);
+  request->outstanding = static_cast<uint32_t>(shards);
+  std::vector<uint16_t> down;
+  for (size_t s = 0; s < shards; ++s) {
+    backend::BackendConn& conn =
+        worker.backendFor(static_cast<uint16_t>(s), client_id, request->protocol);
+    if (!conn.accepting()) {
+      down.push_back(static_cast<uint16_t>(s));
+      continue;
+    }
+    conn.send(command, request, static_cast<uint32_t>(s));
+  }
+  // After every send: the last of these may complete the request (and write its reply).
+  for (uint16_t s : down) {
+    ClientSession::onBackendReply(
+        worker, request, s, worker.backendFor(s, client_id, request->protocol).ejectedError());
+  }
+}
+
 void mergeFanoutReplies(PendingRequest* request) {
   switch (request->merge) {
     case resp::MergeRule::kConcatArrays:
@@ -265,6 +403,9 @@ void mergeFanoutReplies(PendingRequest* request) {
     case resp::MergeRule::kAnyOk:
       anyOk(request);
       return;
+    case resp::MergeRule::kConfigGet:
+      configGetMerge(request);
+      return;
     case resp::MergeRule::kNone:
     case resp::MergeRule::kArrayInKeyOrder:
     case resp::MergeRule::kSumIntegers:
@@ -283,19 +424,66 @@ SessionState::Verdict SessionState::onFanout(const resp::RequestFrame& frame, st
     refuse(error);
     return Verdict::kHandled;
   }
-  if (cmd.name == "config|set" && !worker().config().allow_config_set) {
-    refuse(
-        "-ERR CONFIG SET is disabled by shardproxy (allow_config_set: true sends it to every "
-        "shard)\r\n");
-    return Verdict::kHandled;
-  }
-  for (size_t i = 2; cmd.name == "config|set" && i < args.size(); i += 2) {
-    if (const std::string_view key = ClientCommands::proxyConfigKey(args[i]); !key.empty()) {
-      refuse("-ERR CONFIG SET " + std::string(args[i].substr(0, 64)) +
-             ": a shardproxy setting, not sent to the shards (set " + std::string(key) +
-             " in the config file and reload)\r\n");
+  if (cmd.name == "config|set") {
+    // CONFIG SET p v [p v ...]: every pair is checked first (as redis-server does, nothing is
+    // applied when one is refused); the proxy's own parameters are applied to the proxy, the others
+    // go to every shard in one CONFIG SET. The proxy's part is applied before the shards answer: a
+    // shard that then fails the rest does not undo it.
+    if (!worker().config().allow_config_set) {
+      refuse(
+          "-ERR CONFIG SET is disabled by shardproxy (allow_config_set: true sends it to every "
+          "shard)\r\n");
       return Verdict::kHandled;
     }
+    if (args.size() % 2 != 0) {
+      refuse("-ERR syntax error\r\n");
+      return Verdict::kHandled;
+    }
+    if (!mayTake(Lane::kShared, nullptr)) {
+      return Verdict::kDefer;  // before anything is applied
+    }
+    std::vector<std::pair<std::string_view, std::string_view>> proxy;
+    std::vector<std::string_view> shard_args{args[0], args[1]};
+    for (size_t i = 2; i + 1 < args.size(); i += 2) {
+      for (size_t j = 2; j < i; j += 2) {
+        if (equalsIgnoreCase(args[j], args[i])) {
+          refuse("-ERR CONFIG SET failed (possibly related to argument '" +
+                 std::string(args[i].substr(0, 64)) + "') - duplicate parameter\r\n");
+          return Verdict::kHandled;
+        }
+      }
+      std::string error;
+      switch (ConfigCommands::setTarget(worker(), args[i], args[i + 1], &error)) {
+        case ConfigCommands::Target::kRefused:
+          refuse(error);
+          return Verdict::kHandled;
+        case ConfigCommands::Target::kProxy:
+          proxy.emplace_back(args[i], args[i + 1]);
+          break;
+        case ConfigCommands::Target::kShards:
+          shard_args.push_back(args[i]);
+          shard_args.push_back(args[i + 1]);
+          break;
+      }
+    }
+    if (std::string error; !ConfigCommands::applyToProxy(worker(), proxy, &error)) {
+      refuse(error);
+      return Verdict::kHandled;
+    }
+    if (shard_args.size() == 2) {
+      reply("+OK\r\n");  // the proxy's parameters only
+      return Verdict::kHandled;
+    }
+    std::string command;
+    resp::appendCommand(command, shard_args);
+    net::Worker& w = worker();
+    PendingRequest* request = queueRequest(&cmd);
+    sendToEveryShard(w, clientId(), request, cmd, command);
+    if (request->done) {
+      observeCompletion(w, *request, request->reply);  // every shard was down
+      session_.drainCompleted();
+    }
+    return Verdict::kHandled;
   }
   const route::Topology& topology = worker().topology();
   uint16_t scan_shard = 0;

@@ -1,6 +1,17 @@
 // Whole-keyspace commands (kCmdFanout: DBSIZE, KEYS, SCAN, RANDOMKEY, FLUSHALL, SCRIPT LOAD,
-// PUBSUB NUMSUB, ...): one fragment per shard on the client's shared connections, merged by the
-// command's MergeRule with the same PendingRequest machinery as split commands (fanout.h).
+// PUBSUB NUMSUB, CONFIG SET, ...) and CONFIG GET: one fragment per shard on the client's shared
+// connections, merged by the command's MergeRule with the same PendingRequest machinery as split
+// commands (fanout.h).
+//
+// CONFIG GET's merge (kConfigGet): each parameter once, with the first shard's value; where the
+// shards disagree the first shard's value wins and the disagreement is logged (rate-limited;
+// parameters that are per instance by nature, such as dir or pidfile, are not logged). The proxy's
+// own parameters replace the shards' entries. Shards that fail are left out; when none answers,
+// the reply is the first shard's error. A RESP3 client gets a map.
+//
+// CONFIG SET: timeout, tcp-keepalive, maxclients and slowlog-* are the proxy's (applied to it);
+// the parameters that would cut the proxy off its shards are refused (ClientCommands::
+// configSetTarget); the rest goes to every shard, +OK when every shard said +OK.
 //
 // SCAN goes to one shard at a time. The cursor the client sees carries the shard index in its
 // low kScanShardBits bits and the shard's own cursor above them:
@@ -15,6 +26,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "resp/command_table.h"
@@ -45,6 +57,13 @@ bool nextScanCursor(uint16_t shard, uint64_t shard_next, size_t shard_count, uin
 // that shard's error at once; when all do, the request is merged (done) before this returns.
 void sendToEveryShard(net::Worker& worker, uint64_t client_id, PendingRequest* request,
                       const resp::CommandInfo& cmd, std::string_view command);
+
+// CONFIG GET through the shards: `command` goes to every shard on the client's shared
+// connections, `own` (the proxy's own entries, a RESP2 array of name, value pairs) is the last
+// fragment, and the request (deferred, in its client's FIFO; request->protocol the client's)
+// completes with the kConfigGet merge. A shard that is down answers its error at once.
+void sendConfigGet(net::Worker& worker, uint64_t client_id, PendingRequest* request,
+                   std::string_view command, std::string own);
 
 // Merges request->fragment_replies into request->reply for the fan-out rules (kConcatArrays ...
 // kPubSubAck); mergeReplies (fanout.h) calls it once it has ruled out errors. For kScanCursor,

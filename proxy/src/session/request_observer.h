@@ -27,9 +27,11 @@ inline net::RequestResult replyResult(std::string_view reply) {
 }
 
 // A request answered at once by the proxy (a local command, or a refusal).
+// INFO commandstats counts it as a call taking no time (answered before the clock is read).
 inline void observeImmediate(net::WorkerStats& stats, const resp::CommandInfo* cmd,
                              net::RequestResult result) {
   stats.countRequest(net::commandClass(cmd), result);
+  stats.commands_by_name.observe(cmd, 0, 0, result != net::RequestResult::kOk);
 }
 
 // Records a slow log entry for `request` (out of line: rare).
@@ -46,9 +48,16 @@ inline void observeCompletion(net::Worker& worker, const PendingRequest& request
       measured ? request.reply_us : (monoNanos() - request.start_ns) / 1000;
   net::WorkerStats& stats = worker.stats();
   const net::CommandClass cls = net::commandClass(request.cmd);
-  stats.countRequest(cls, replyResult(reply));
-  stats.request_duration[static_cast<size_t>(cls)].observe(
-      duration_us, measured ? request.reply_bucket : metrics::latencyBucket(duration_us));
+  const net::RequestResult result = replyResult(reply);
+  const size_t bucket = measured ? request.reply_bucket : metrics::latencyBucket(duration_us);
+  stats.countRequest(cls, result);
+  stats.request_duration[static_cast<size_t>(cls)].observe(duration_us, bucket);
+  // INFO commandstats / latencystats / errorstats.
+  stats.commands_by_name.observe(request.cmd, duration_us, bucket,
+                                 result != net::RequestResult::kOk);
+  if (result != net::RequestResult::kOk) {
+    stats.error_codes.count(reply);
+  }
   if (duration_us >= worker.slowlogThresholdUs() && worker.slowlogEnabled()) {
     recordSlowRequest(worker, request, duration_us);
   }

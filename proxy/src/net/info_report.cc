@@ -1,0 +1,531 @@
+// INFO's reply text: redis-cli compatible "# Section" blocks of key:value lines, every section
+// redis-server 7 has and the proxy's shards section. Which figures are whose:
+//   - Server, Clients, Replication, CPU, Modules, Cluster: the proxy's own (a primary without
+//     replicas, no modules, not a cluster), summed over its workers; but blocked_clients and
+//     clients_in_timeout_table are the shards' sums (a client blocked through the proxy blocks
+//     its own connection to one shard).
+//   - Stats: the proxy's own for what its clients see (connections, commands, network bytes and
+//     their rates, errors), the shards' for their data (expired and evicted keys, keyspace hits
+//     and misses, pub/sub, forks, ...).
+//   - Memory and Persistence: the shards', field by field (combinedSection, keyspace_poller.h):
+//     sums for counters and sizes, the largest for peaks of a moment, durations and "in
+//     progress" flags, the oldest rdb_last_save_time, "err" when any shard's *_status is not ok,
+//     the first shard's for settings and names; *_human and the ratios recomputed from the
+//     totals. A memory *_peak is the sum of the shards' peaks (an upper bound: they need not have
+//     peaked together). shardproxy_used_memory_rss is the proxy process's own.
+//   - Commandstats, Errorstats, Latencystats: the commands the proxy served, from its per-worker
+//     counters (usec: from parsing the request to its complete reply; percentiles: the upper
+//     bound of the latency bucket that holds them).
+//   - Keyspace: the shards' summed (keyspace_poller.h).
+// The shards' figures are those of the last background poll (every 2 s).
+#include "net/info_report.h"
+
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <random>
+
+#include "core/clock.h"
+#include "net/proxy_context.h"
+#include "net/worker.h"
+#include "resp/command_table.h"
+
+namespace sp::net {
+namespace {
+
+void line(std::string& out, std::string_view key, const std::string& value) {
+  out.append(key);
+  out.push_back(':');
+  out.append(value);
+  out.append("\r\n");
+}
+
+void line(std::string& out, std::string_view key, uint64_t value) {
+  line(out, key, std::to_string(value));
+}
+
+std::string hostPort(const std::string& host, uint16_t port) {
+  std::string out = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  return out + ":" + std::to_string(port);
+}
+
+enum Section : uint32_t {
+  kServer = 1u << 0,
+  kClients = 1u << 1,
+  kMemory = 1u << 2,
+  kPersistence = 1u << 3,
+  kStats = 1u << 4,
+  kReplication = 1u << 5,
+  kCpu = 1u << 6,
+  kModules = 1u << 7,
+  kCommandStats = 1u << 8,
+  kErrorStats = 1u << 9,
+  kLatencyStats = 1u << 10,
+  kCluster = 1u << 11,
+  kKeyspace = 1u << 12,
+  kShards = 1u << 13,
+};
+
+// redis-server 7's default sections, and the proxy's shards.
+constexpr uint32_t kDefaultSections = kServer | kClients | kMemory | kPersistence | kStats |
+                                      kReplication | kCpu | kModules | kErrorStats | kCluster |
+                                      kKeyspace | kShards;
+constexpr uint32_t kAllSections = kDefaultSections | kCommandStats | kLatencyStats;
+
+uint32_t parseSections(std::string_view text) {
+  static constexpr std::pair<std::string_view, uint32_t> kNames[] = {
+      {"server", kServer},
+      {"clients", kClients},
+      {"memory", kMemory},
+      {"persistence", kPersistence},
+      {"stats", kStats},
+      {"replication", kReplication},
+      {"cpu", kCpu},
+      {"modules", kModules},
+      {"commandstats", kCommandStats},
+      {"errorstats", kErrorStats},
+      {"latencystats", kLatencyStats},
+      {"cluster", kCluster},
+      {"keyspace", kKeyspace},
+      {"shards", kShards},
+      {"default", kDefaultSections},
+      {"all", kAllSections},
+      {"everything", kAllSections},
+  };
+  uint32_t out = 0;
+  bool any = false;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(' ', start);
+    end = end == std::string_view::npos ? text.size() : end;
+    const std::string_view word = text.substr(start, end - start);
+    start = end + 1;
+    if (word.empty()) {
+      continue;
+    }
+    any = true;
+    for (const auto& [name, bits] : kNames) {
+      if (word.size() == name.size() &&
+          std::equal(word.begin(), word.end(), name.begin(),
+                     [](char a, char b) { return (a >= 'A' && a <= 'Z' ? a + 32 : a) == b; })) {
+        out |= bits;
+      }
+    }
+  }
+  return any ? out : kDefaultSections;
+}
+
+std::string fixed(double v, const char* format = "%.2f") {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+// run_id: 40 random hex digits, fixed for the life of the process.
+const std::string& runId() {
+  static const std::string id = [] {
+    std::random_device rd;
+    std::string out;
+    for (int i = 0; i < 40; ++i) {
+      out.push_back("0123456789abcdef"[rd() % 16]);
+    }
+    return out;
+  }();
+  return id;
+}
+
+std::string executable() {
+  char path[4096];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  return n > 0 ? std::string(path, static_cast<size_t>(n)) : std::string();
+}
+
+uint64_t residentBytes() {
+  long pages = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    long size = 0;
+    if (std::fscanf(f, "%ld %ld", &size, &pages) != 2) {
+      pages = 0;
+    }
+    std::fclose(f);
+  }
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+std::string seconds(const timeval& tv) {
+  return fixed(static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6, "%.6f");
+}
+
+// The percentile's bucket bound in microseconds (the last bound for the +Inf bucket).
+double percentile(const std::array<uint64_t, metrics::kLatencyBuckets>& buckets, uint64_t count,
+                  double p) {
+  const double rank = p / 100.0 * static_cast<double>(count);
+  uint64_t seen = 0;
+  for (size_t b = 0; b < buckets.size(); ++b) {
+    seen += buckets[b];
+    if (static_cast<double>(seen) >= rank && seen > 0) {
+      return static_cast<double>(
+          metrics::kLatencyBoundsUs[std::min(b, metrics::kLatencyBoundsUs.size() - 1)]);
+    }
+  }
+  return static_cast<double>(metrics::kLatencyBoundsUs.back());
+}
+
+}  // namespace
+
+RateSampler::Sample RateSampler::base(const Sample& now) {
+  constexpr uint64_t kWindowUs = 2000000;  // rates over about the last two seconds
+  constexpr uint64_t kMinGapUs = 100000;   // one sample per 100 ms at most
+  std::lock_guard<std::mutex> lock(mu_);
+  // Keep the samples of the window and the latest one before it.
+  size_t drop = 0;
+  while (drop + 1 < samples_.size() && now.micros >= samples_[drop + 1].micros + kWindowUs) {
+    ++drop;
+  }
+  samples_.erase(samples_.begin(), samples_.begin() + static_cast<long>(drop));
+  const Sample base = samples_.empty() ? now : samples_.front();
+  if (samples_.empty() || now.micros >= samples_.back().micros + kMinGapUs) {
+    samples_.push_back(now);
+  }
+  return base;
+}
+
+std::string infoReport(const ProxyContext& context, std::string_view sections, bool admin) {
+  const uint32_t want = parseSections(sections) & (admin ? ~0u : ~static_cast<uint32_t>(kShards));
+  std::string out;
+  const uint64_t now = static_cast<uint64_t>(std::time(nullptr));
+  const auto cfg = context.config();
+  // The shards' own INFO, as last polled (keyspace_poller.h).
+  const std::vector<ShardKeyspace> shards =
+      (want & (kClients | kMemory | kPersistence | kStats)) != 0 ? context.keyspace.snapshot()
+                                                                 : std::vector<ShardKeyspace>();
+  auto section = [&](uint32_t bit, const char* title) {
+    if ((want & bit) == 0) {
+      return false;
+    }
+    if (!out.empty()) {
+      out += "\r\n";
+    }
+    out += "# ";
+    out += title;
+    out += "\r\n";
+    return true;
+  };
+  // Server, Clients, Replication, CPU, Modules, Cluster: the proxy's own.
+  if (section(kServer, "Server")) {
+    utsname uts{};
+    uname(&uts);
+    timeval tv{};
+    gettimeofday(&tv, nullptr);
+    line(out, "redis_version", std::string(resp::CommandTable::redisVersion()));
+    line(out, "redis_git_sha1", std::string("00000000"));
+    line(out, "redis_git_dirty", std::string("0"));
+    line(out, "shardproxy_version", std::string(SHARDPROXY_VERSION));
+    line(out, "redis_mode", std::string("standalone"));
+    line(out, "os", std::string(uts.sysname) + " " + uts.release + " " + uts.machine);
+    line(out, "arch_bits", static_cast<uint64_t>(sizeof(void*) * 8));
+    line(out, "monotonic_clock", std::string("POSIX clock_gettime"));
+    line(out, "multiplexing_api", std::string("libuv"));
+    line(out, "gcc_version",
+         std::to_string(__GNUC__) + "." + std::to_string(__GNUC_MINOR__) + "." +
+             std::to_string(__GNUC_PATCHLEVEL__));
+    line(out, "process_id", static_cast<uint64_t>(getpid()));
+    line(out, "process_supervised", std::string("no"));
+    line(out, "run_id", runId());
+    line(out, "tcp_port", static_cast<uint64_t>(context.bound_port));
+    line(out, "server_time_usec",
+         static_cast<uint64_t>(tv.tv_sec) * 1000000 + static_cast<uint64_t>(tv.tv_usec));
+    line(out, "uptime_in_seconds", now - context.start_time_unix);
+    line(out, "uptime_in_days", (now - context.start_time_unix) / 86400);
+    line(out, "executable", executable());
+    line(out, "config_file", context.config_file);
+    line(out, "io_threads_active", std::string("0"));
+    line(out, "workers", static_cast<uint64_t>(context.workers.size()));
+    line(out, "cluster_enabled", std::string("0"));
+    line(out, "metrics_port", static_cast<uint64_t>(context.metrics_port));
+    line(out, "metrics_compiled", static_cast<uint64_t>(metrics::kMetricsEnabled ? 1 : 0));
+  }
+  if (section(kClients, "Clients")) {
+    uint64_t open = 0;
+    for (const Worker* w : context.workers) {
+      open += w->stats().connections_open.get();
+    }
+    line(out, "connected_clients", open);
+    line(out, "cluster_connections", std::string("0"));
+    line(out, "maxclients",
+         std::min<uint64_t>(cfg->limits.max_clients,
+                            context.max_clients.load(std::memory_order_relaxed)));
+    line(out, "client_recent_max_input_buffer", std::string("0"));
+    line(out, "client_recent_max_output_buffer", std::string("0"));
+    // A client blocked through the proxy blocks its own connection to one shard.
+    line(out, "blocked_clients", combinedField(shards, "blocked_clients"));
+    line(out, "tracking_clients", std::string("0"));
+    line(out, "clients_in_timeout_table", combinedField(shards, "clients_in_timeout_table"));
+    for (const Worker* w : context.workers) {
+      line(out, "worker" + std::to_string(w->index()) + "_clients",
+           w->stats().connections_open.get());
+    }
+  }
+  if (section(kMemory, "Memory")) {
+    const size_t before = out.size();
+    out += combinedSection(shards, "memory");
+    if (out.size() == before) {  // no shard has answered yet
+      for (const char* key : {"used_memory", "used_memory_rss", "used_memory_peak", "maxmemory"}) {
+        line(out, key, std::string("0"));
+        line(out, std::string(key) + "_human", std::string("0B"));
+      }
+    }
+    const uint64_t rss = residentBytes();
+    line(out, "shardproxy_used_memory_rss", rss);
+    line(out, "shardproxy_used_memory_rss_human", bytesToHuman(rss));
+  }
+  if (section(kPersistence, "Persistence")) {
+    const size_t before = out.size();
+    out += combinedSection(shards, "persistence");
+    if (out.size() == before) {
+      line(out, "loading", std::string("0"));
+    }
+  }
+  if (section(kStats, "Stats")) {
+    uint64_t accepted = 0, rejected = 0, commands = 0, local = 0, split = 0, refused = 0;
+    uint64_t perr_client = 0, perr_backend = 0, out_limit = 0, paused = 0, in = 0, sent = 0;
+    uint64_t slow = 0, auth_failures = 0, errors = 0;
+    for (const Worker* w : context.workers) {
+      const WorkerStats& s = w->stats();
+      accepted += s.connections_accepted.get();
+      rejected += s.connections_rejected.get();
+      commands += s.commands.get();
+      local += s.commands_local.get();
+      split += s.commands_split.get();
+      refused += s.commands_refused.get();
+      perr_client += s.protocol_errors_client.get();
+      perr_backend += s.protocol_errors_backend.get();
+      out_limit += s.closed_output_limit.get();
+      paused += s.reads_paused.get();
+      in += s.bytes_in.get();
+      sent += s.bytes_out.get();
+      slow += s.slow_requests.get();
+      auth_failures += s.auth_failures.get();
+      errors += s.error_codes.total();
+    }
+    const RateSampler::Sample sample{monoMicros(), commands, in, sent};
+    const RateSampler::Sample base = context.info_rates.base(sample);
+    // (Another INFO may have taken a sample a moment later than this one: no rate then.)
+    const double elapsed =
+        sample.micros > base.micros ? static_cast<double>(sample.micros - base.micros) / 1e6 : 0;
+    auto rate = [&](uint64_t now_value, uint64_t base_value) {
+      return elapsed > 0 && now_value >= base_value
+                 ? static_cast<double>(now_value - base_value) / elapsed
+                 : 0.0;
+    };
+    // In redis-server's order: the proxy's own client-side figures, and (S) the shards' figures
+    // about their data, combined by the rules above.
+    auto shard = [&](std::string_view key) { line(out, key, combinedField(shards, key)); };
+    line(out, "total_connections_received", accepted);
+    line(out, "total_commands_processed", commands);
+    line(out, "instantaneous_ops_per_sec",
+         static_cast<uint64_t>(rate(commands, base.commands) + 0.5));
+    line(out, "total_net_input_bytes", in);
+    line(out, "total_net_output_bytes", sent);
+    shard("total_net_repl_input_bytes");
+    shard("total_net_repl_output_bytes");
+    line(out, "instantaneous_input_kbps", fixed(rate(in, base.bytes_in) / 1024));
+    line(out, "instantaneous_output_kbps", fixed(rate(sent, base.bytes_out) / 1024));
+    for (std::string_view key :
+         {"instantaneous_input_repl_kbps", "instantaneous_output_repl_kbps"}) {
+      shard(key);
+    }
+    line(out, "rejected_connections", rejected);
+    for (std::string_view key : {"sync_full",
+                                 "sync_partial_ok",
+                                 "sync_partial_err",
+                                 "expired_keys",
+                                 "expired_stale_perc",
+                                 "expired_time_cap_reached_count",
+                                 "expire_cycle_cpu_milliseconds",
+                                 "evicted_keys",
+                                 "evicted_clients",
+                                 "total_eviction_exceeded_time",
+                                 "current_eviction_exceeded_time",
+                                 "keyspace_hits",
+                                 "keyspace_misses",
+                                 "pubsub_channels",
+                                 "pubsub_patterns",
+                                 "pubsubshard_channels",
+                                 "latest_fork_usec",
+                                 "total_forks",
+                                 "migrate_cached_sockets",
+                                 "slave_expires_tracked_keys",
+                                 "active_defrag_hits",
+                                 "active_defrag_misses",
+                                 "active_defrag_key_hits",
+                                 "active_defrag_key_misses",
+                                 "total_active_defrag_time",
+                                 "current_active_defrag_time",
+                                 "tracking_total_keys",
+                                 "tracking_total_items",
+                                 "tracking_total_prefixes"}) {
+      shard(key);
+    }
+    line(out, "unexpected_error_replies", std::string("0"));
+    line(out, "total_error_replies", errors);
+    shard("dump_payload_sanitizations");
+    line(out, "io_threaded_reads_processed", std::string("0"));
+    line(out, "io_threaded_writes_processed", std::string("0"));
+    // The proxy's own.
+    line(out, "local_commands", local);
+    line(out, "split_commands", split);
+    line(out, "refused_commands", refused);
+    line(out, "client_protocol_errors", perr_client);
+    line(out, "backend_protocol_errors", perr_backend);
+    line(out, "client_output_limit_disconnections", out_limit);
+    line(out, "client_reads_paused", paused);
+    line(out, "slow_requests", slow);
+    line(out, "acl_access_denied_auth", auth_failures);  // Redis 7.2's name for failed AUTHs
+    line(out, "config_reloads_ok", context.reloads.succeeded.load());
+    line(out, "config_reloads_failed", context.reloads.failed.load());
+    uint64_t moved = 0, ask = 0, tryagain = 0;
+    for (const ShardSummary& s : context.shardSummaries()) {
+      moved += s.primary.moved + s.replica.moved;
+      ask += s.primary.ask + s.replica.ask;
+      tryagain += s.primary.tryagain + s.replica.tryagain;
+    }
+    line(out, "cluster_moved_redirects", moved);
+    line(out, "cluster_ask_redirects", ask);
+    line(out, "cluster_tryagain_replies", tryagain);
+  }
+  if (section(kReplication, "Replication")) {
+    // The proxy is a primary without replicas; its shards' replication is theirs.
+    line(out, "role", std::string("master"));
+    line(out, "connected_slaves", std::string("0"));
+    line(out, "master_failover_state", std::string("no-failover"));
+    line(out, "master_replid", runId());
+    line(out, "master_replid2", std::string(40, '0'));
+    line(out, "master_repl_offset", std::string("0"));
+    line(out, "second_repl_offset", std::string("-1"));
+    line(out, "repl_backlog_active", std::string("0"));
+    line(out, "repl_backlog_size", std::string("0"));
+    line(out, "repl_backlog_first_byte_offset", std::string("0"));
+    line(out, "repl_backlog_histlen", std::string("0"));
+  }
+  if (section(kCpu, "CPU")) {
+    rusage self{}, children{}, thread{};
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &children);
+    getrusage(RUSAGE_THREAD, &thread);  // the worker answering
+    line(out, "used_cpu_sys", seconds(self.ru_stime));
+    line(out, "used_cpu_user", seconds(self.ru_utime));
+    line(out, "used_cpu_sys_children", seconds(children.ru_stime));
+    line(out, "used_cpu_user_children", seconds(children.ru_utime));
+    line(out, "used_cpu_sys_main_thread", seconds(thread.ru_stime));
+    line(out, "used_cpu_user_main_thread", seconds(thread.ru_utime));
+  }
+  section(kModules, "Modules");
+  // Per command, summed over the context.workers, in the command table's order.
+  struct Totals {
+    const resp::CommandInfo* cmd = nullptr;
+    uint64_t calls = 0;
+    uint64_t usec = 0;
+    uint64_t failed = 0;
+    std::array<uint64_t, metrics::kLatencyBuckets> buckets{};
+  };
+  std::vector<Totals> totals;
+  for (const Worker* w :
+       (want & (kCommandStats | kLatencyStats)) != 0 ? context.workers : std::vector<Worker*>()) {
+    size_t i = 0;
+    w->stats().commands_by_name.forEach([&](const resp::CommandInfo& cmd, const CommandStats& s) {
+      if (totals.size() <= i) {
+        totals.resize(i + 1);
+      }
+      Totals& t = totals[i++];
+      t.cmd = &cmd;
+      t.calls += s.calls.get();
+      t.usec += s.usec.get();
+      t.failed += s.failed.get();
+      for (size_t b = 0; b < t.buckets.size(); ++b) {
+        t.buckets[b] += s.buckets[b].get();
+      }
+    });
+  }
+  if (section(kCommandStats, "Commandstats")) {
+    for (const Totals& t : totals) {
+      if (t.calls == 0 && t.failed == 0) {
+        continue;
+      }
+      const double per_call =
+          t.calls > 0 ? static_cast<double>(t.usec) / static_cast<double>(t.calls) : 0;
+      line(out, "cmdstat_" + std::string(t.cmd->name),
+           "calls=" + std::to_string(t.calls) + ",usec=" + std::to_string(t.usec) +
+               ",usec_per_call=" + fixed(per_call) +
+               ",rejected_calls=0,failed_calls=" + std::to_string(t.failed));
+    }
+  }
+  if (section(kErrorStats, "Errorstats")) {
+    std::map<std::string, uint64_t> codes;  // sorted, as redis-server lists them
+    for (const Worker* w : context.workers) {
+      w->stats().error_codes.forEach(
+          [&](std::string_view code, uint64_t n) { codes[std::string(code)] += n; });
+    }
+    for (const auto& [code, n] : codes) {
+      line(out, "errorstat_" + code, "count=" + std::to_string(n));
+    }
+  }
+  if (section(kLatencyStats, "Latencystats")) {
+    for (const Totals& t : totals) {
+      if (t.calls == 0) {
+        continue;
+      }
+      line(out, "latency_percentiles_usec_" + std::string(t.cmd->name),
+           "p50=" + fixed(percentile(t.buckets, t.calls, 50), "%.3f") +
+               ",p99=" + fixed(percentile(t.buckets, t.calls, 99), "%.3f") +
+               ",p99.9=" + fixed(percentile(t.buckets, t.calls, 99.9), "%.3f"));
+    }
+  }
+  if (section(kCluster, "Cluster")) {
+    line(out, "cluster_enabled", std::string("0"));
+  }
+  if (section(kKeyspace, "Keyspace")) {
+    out += context.keyspace.infoLines();
+  }
+  if (section(kShards, "Shards")) {
+    for (const ShardSummary& s : context.shardSummaries()) {
+      const ShardTotals& t = s.primary;
+      std::string per_worker;
+      for (size_t w = 0; w < s.worker_states.size(); ++w) {
+        per_worker +=
+            ",worker" + std::to_string(context.workers[w]->index()) + "=" + s.worker_states[w];
+      }
+      line(out, s.address.name,
+           "addr=" + hostPort(s.address.host, s.address.port) + ",state=" + s.state() +
+               ",connections_up=" + std::to_string(t.connections_up) + "/" +
+               std::to_string(s.connections_configured) + ",slots=" + s.slots +
+               ",requests=" + std::to_string(t.requests) + ",errors=" + std::to_string(t.errors) +
+               ",inflight=" + std::to_string(t.inflight) +
+               ",connects=" + std::to_string(t.connects) + ",connect_failures=" +
+               std::to_string(t.connect_failures) + ",timeouts=" + std::to_string(t.timeouts) +
+               ",ejections=" + std::to_string(t.ejections) +
+               ",ping_failures=" + std::to_string(t.ping_failures) +
+               ",ping_busy=" + std::to_string(t.ping_busy) + per_worker);
+      if (!s.address.replicas.empty()) {
+        std::string addrs;
+        for (const auto& rep : s.address.replicas) {
+          addrs += (addrs.empty() ? "" : " ") + hostPort(rep.host, rep.port);
+        }
+        line(out, s.address.name + "_replicas",
+             "addrs=" + addrs + ",connections_up=" + std::to_string(s.replica.connections_up) +
+                 "/" + std::to_string(s.replica_connections_configured) +
+                 ",reads=" + std::to_string(s.replica.replica_reads));
+      }
+    }
+  }
+  return out;  // as redis-server's: no blank line after the last section
+}
+
+}  // namespace sp::net
