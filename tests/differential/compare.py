@@ -6,7 +6,7 @@ import os
 import re
 
 import keyspace as ks
-from resp import decode, encode_value
+from resp import split
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -31,23 +31,44 @@ _UNORDERED = {b"SMEMBERS", b"SUNION", b"SINTER", b"SDIFF", b"KEYS"}
 def normalise_frames(argv, frames):
     """UNSUBSCRIBE and PUNSUBSCRIBE without arguments leave the channels in the order of the
     server's hash table (random per process): compare their names sorted, the counts as
-    they came."""
+    they came. The frames are arrays (RESP2) or pushes (RESP3) of [kind, channel, count]."""
     name = argv[0].upper() if argv else b""
     if name not in (b"UNSUBSCRIBE", b"PUNSUBSCRIBE") or len(argv) > 1 or len(frames) < 2:
         return frames
-    try:
-        items = [decode(f) for f in frames]
-        names = sorted(item[1] for item in items)
-        return [encode_value([item[0], n, item[2]]) for item, n in zip(items, names)]
-    except (ValueError, TypeError, IndexError):
+    parts = [split(f) for f in frames]
+    if any(p is None or len(p[1]) != 3 for p in parts):
         return frames
+    names = sorted(items[1] for _, items in parts)
+    return [head + items[0] + n + items[2] for (head, items), n in zip(parts, names)]
 
 
+def _sorted_elements(reply):
+    """An array or set with its elements (exact bytes each) in sorted order."""
+    parts = split(reply)
+    if parts is None:
+        return reply
+    head, items = parts
+    return head + b"".join(sorted(items))
+
+
+def _hello(reply):
+    """HELLO's map (RESP3) or flat array (RESP2) with the connection id left out: the id
+    numbers connections per process. Everything else (server, version, proto, mode, role,
+    modules, and the reply's type) is compared as it came."""
+    parts = split(reply)
+    if parts is None or len(parts[1]) % 2:
+        return reply
+    head, items = parts
+    for i in range(0, len(items), 2):
+        if items[i] in (b"$2\r\nid\r\n", b"+id\r\n"):
+            items[i + 1] = b":<id>\r\n"
+    return head + b"".join(items)
 
 
 def normalise(argv, reply, queued=None, restored=()):
     """The reply with timing and ordering noise removed; `queued` holds the argvs a
-    transaction queued, when argv is its EXEC; `restored` the keys copied by DUMP/RESTORE."""
+    transaction queued, when argv is its EXEC; `restored` the keys copied by DUMP/RESTORE.
+    Works on the exact bytes of elements, so that RESP2 and RESP3 replies keep every type."""
     name = argv[0].upper() if argv else b""
     # DUMP/RESTORE (how the test copies a key to the proxy after an allowed refusal, see
     # runner.resync) keeps a value, not its encoding: a restored string reads "embstr" where
@@ -58,14 +79,19 @@ def normalise(argv, reply, queued=None, restored=()):
     if name in _TIME_LEFT and reply.startswith(b":"):
         value = int(reply[1:-2])
         return b":<time left>\r\n" if value >= 0 else reply
-    if name in _UNORDERED and reply.startswith(b"*") and not reply.startswith(b"*-"):
-        return encode_value(sorted(decode(reply), key=repr))
-    if name == b"EXEC" and queued and reply.startswith(b"*") and not reply.startswith(b"*-"):
-        items = decode(reply)
-        if len(items) == len(queued):
-            return b"*%d\r\n" % len(items) + b"".join(
-                normalise(q, encode_value(item), restored=restored)
-                for q, item in zip(queued, items))
+    if name in _UNORDERED:
+        return _sorted_elements(reply)
+    # COMMAND LIST follows redis-server's command dictionary, whose order is its hash order.
+    if name == b"COMMAND" and argv[1:2] and argv[1].upper() == b"LIST":
+        return _sorted_elements(reply)
+    if name == b"HELLO":
+        return _hello(reply)
+    if name == b"EXEC" and queued:
+        parts = split(reply)
+        if parts is not None and len(parts[1]) == len(queued):
+            head, items = parts
+            return head + b"".join(normalise(q, item, restored=restored)
+                                   for q, item in zip(queued, items))
     return reply
 
 

@@ -2,13 +2,20 @@
 
 A Generator turns a seed into a sequence of Units: one connection's command (one-at-a-time
 mode) or one connection's batch of commands (pipelined mode). It keeps a small model of each
-connection (in MULTI and on which hash tag, watching, subscribed to what) so that the stream
-stays meaningful: transactions use keys of one hash tag, a subscribed connection sends only
-what RESP2 allows there (plus a forbidden command now and then, whose error is compared too),
-and cross-slot requests are generated only where a refusal by the proxy cannot make the two
-keyspaces drift apart unnoticed (see `cross_slot_ok`).
+connection (in MULTI and on which hash tag, watching, subscribed to what, which protocol) so
+that the stream stays meaningful: transactions use keys of one hash tag, a subscribed RESP2
+connection sends only what RESP2 allows there (plus a forbidden command now and then, whose
+error is compared too), and cross-slot requests are generated only where a refusal by the proxy
+cannot make the two keyspaces drift apart unnoticed (see `cross_slot_ok`).
 
-Everything random comes from random.Random(seed); the same seed and mode give the same stream.
+A RESP3 stream (protocol=3; the runner opens its connections with HELLO 3) also sends HELLO
+itself (HELLO 2 / 3 / no version, SETNAME, bad versions), follows a RESET (which goes back to
+RESP2) with HELLO 3 on the next command mostly, and lets a subscribed RESP3 connection send
+ordinary commands too (redis-server 7 allows any command there), PUBLISH to its own channels
+included. A RESP2 stream draws exactly the random numbers it drew before RESP3 existed.
+
+Everything random comes from random.Random(seed); the same seed, mode and protocol give the
+same stream.
 """
 
 import hashlib
@@ -22,17 +29,12 @@ import keyspace as ks
 # generated unless --known-bugs is given, so that the fixed seeds pass until the bug is fixed;
 # remove an entry once its fix has landed.
 KNOWN_BUGS = {
-    "numkeys_errors": "EVAL/EVALSHA/FCALL with a negative, non-numeric or too large numkeys "
-                      "answer the arity error instead of redis-server's numkeys errors",
     "error_order": "the proxy's context errors come before arity and unknown-subcommand "
                    "errors: in subscribed mode 'Can't execute', inside MULTI 'WATCH inside MULTI "
                    "is not allowed' for a WATCH without keys; redis-server reports the arity / "
                    "unknown subcommand error first",
     "pubsub_in_multi": "SUBSCRIBE inside MULTI is refused ('Command not allowed inside a "
                        "transaction') where redis-server 7.0 queues it; not documented",
-    "command_introspection": "COMMAND COUNT counts PROXY, COMMAND INFO of an unknown command "
-                             "answers *-1 instead of $-1, COMMAND DOCS drops 'arguments', "
-                             "COMMAND LIST ignores FILTERBY",
 }
 
 # Scripts the stream runs. Their SHA1s are what EVALSHA and SCRIPT EXISTS use.
@@ -43,6 +45,22 @@ SCRIPT_PAIR = b"redis.call('set', KEYS[1], ARGV[1]); return redis.call('mget', K
 SCRIPT_PCALL = b"return redis.pcall('lpush', KEYS[1], 'x')"
 SCRIPT_TYPE_ERROR = b"return redis.call('hget', KEYS[1], 'f1')"
 SCRIPTS = [SCRIPT_GET, SCRIPT_SET, SCRIPT_INCR, SCRIPT_PAIR, SCRIPT_PCALL, SCRIPT_TYPE_ERROR]
+# RESP3 streams only: scripts whose replies carry RESP3 types (map, double, boolean, big number,
+# verbatim string) to a RESP3 client; redis.setresp(3) gives redis.call's RESP3 replies to Lua.
+# (kind of key, script, ARGV choices)
+RESP3_SCRIPTS = [
+    ("hash", b"redis.setresp(3); return redis.call('hgetall', KEYS[1])", [[]]),
+    ("zset", b"redis.setresp(3); return redis.call('zscore', KEYS[1], ARGV[1])",
+     [[b"m1"], [b"m2"]]),
+    ("string", b"redis.setresp(3); return redis.call('exists', KEYS[1]) == 1", [[]]),
+    ("stream", b"redis.setresp(3); return redis.call('xread', 'count', '2', 'streams', KEYS[1], "
+               b"'0')", [[]]),
+    ("string", b"return {big_number=ARGV[1]}",
+     [[b"123456789012345678901234567890"], [b"-98765432109876543210"]]),
+    ("string", b"return {verbatim_string={format='txt', string=ARGV[1]}}", [[b"hi"], [b"a\r\nb"]]),
+    ("string", b"return {double=tonumber(ARGV[1])}", [[b"3.5"], [b"-0.25"], [b"1e300"]]),
+    ("string", b"return {map={a={1, 'x'}}}", [[]]),
+]
 LIBRARY = (b"#!lua name=difflib\n"
            b"redis.register_function('dget', function(keys, args) "
            b"return redis.call('get', keys[1]) end)\n"
@@ -101,6 +119,7 @@ class ConnModel:
     tx_len: int = 0
     channels: set = field(default_factory=set)
     patterns: set = field(default_factory=set)
+    proto: int = 2                  # RESET goes back to RESP2, HELLO switches
 
     @property
     def subscribed(self):
@@ -109,17 +128,21 @@ class ConnModel:
 
 class Generator:
     """Units for one seed. mode: 'single' (one at a time), 'pipeline', or 'kill' (one at a
-    time while a shard is killed and restarted)."""
+    time while a shard is killed and restarted); protocol: 2 or 3, the one the runner opens
+    every connection in."""
 
-    def __init__(self, seed, mode, conns, known_bugs=()):
+    def __init__(self, seed, mode, conns, known_bugs=(), protocol=2):
         self.rng = random.Random(seed)
         self.mode = mode
-        self.models = [ConnModel() for _ in range(conns)]
+        self.protocol = protocol
+        self.models = [ConnModel(proto=protocol) for _ in range(conns)]
         self.known_bugs = set(known_bugs)    # names from KNOWN_BUGS to generate anyway
         self.downtime = False       # kill mode: a shard is down (set by the runner)
         self.stream_seq = 0         # ids for XADD on the wake streams, always increasing
         self.forced_tag = None      # while generating for a transaction: its tag
         self.library_loaded = False
+        self.own_publish = False    # this batch has a PUBLISH by a subscribed (RESP3) connection
+        self.switched = False       # the last command switched its connection's protocol
         self.scripts_loaded = set()      # by SCRIPT LOAD: on every shard
         self.scripts_evaluated = set()   # by EVAL: on some shards only
         self.commands = self._catalogue()
@@ -132,7 +155,12 @@ class Generator:
         while made < count:
             conn = self.rng.randrange(len(self.models))
             if self.mode == "pipeline":
-                batch = [self.command(conn) for _ in range(self.rng.randint(1, 12))]
+                self.own_publish = False
+                batch = []
+                for _ in range(self.rng.randint(1, 12)):
+                    batch.append(self.command(conn))
+                    if self.switched and not self.known("pipelined_protocol_switch"):
+                        break           # the batch ends with the switch
                 made += len(batch)
                 yield Unit(conn, batch)
                 continue
@@ -146,11 +174,26 @@ class Generator:
 
     def reset_conn(self, conn):
         """The runner replaced this connection with a fresh one (kill mode)."""
-        self.models[conn] = ConnModel()
+        self.models[conn] = ConnModel(proto=self.protocol)
 
     def command(self, conn):
+        subscribed = self.models[conn].subscribed
+        proto = self.models[conn].proto
+        cmd = self._command(conn)
+        self.switched = self.models[conn].proto != proto    # HELLO or RESET changed it
+        if self.mode == "pipeline" and subscribed and cmd.name == b"PUBLISH":
+            self.own_publish = True     # (only a RESP3 subscriber sends PUBLISH)
+        return cmd
+
+    def _command(self, conn):
         m = self.models[conn]
-        if m.subscribed:
+        # (Every new random draw is behind `self.protocol == 3`, so RESP2 streams stay as
+        # they were.)
+        if self.protocol == 3 and m.proto != 3 and not m.multi and not m.subscribed and \
+                self.rng.random() < 0.8:
+            m.proto = 3                 # back to RESP3 after a RESET or a HELLO 2
+            return Cmd([b"HELLO", b"3"])
+        if m.subscribed and (m.proto != 3 or not m.multi and self.rng.random() < 0.35):
             return self._subscribed_command(conn, m)
         if m.multi:
             return self._tx_command(conn, m)
@@ -242,6 +285,8 @@ class Generator:
             (2, self._connection), (3, self._error), (0.6, self._unsupported),
             (0.15, self._flushall), (0.5, self._known_bug),
         ]
+        if self.protocol == 3:
+            table += [(0.8, self._hello), (1.0, self._resp3_script)]
         return [w for w, _ in table], [f for _, f in table]
 
     def _string(self, conn, m):
@@ -557,6 +602,12 @@ class Generator:
         return Cmd([self.pick([b"FCALL", b"FCALL_RO"]), self.pick([b"dget", b"dlen", b"nofn"]),
                     b"1", k], [k])
 
+    def _resp3_script(self, conn, m):
+        """RESP3 streams only: a script whose reply has RESP3 types (RESP3_SCRIPTS)."""
+        kind, script, argvs = self.pick(RESP3_SCRIPTS)
+        k = self.key(kind)
+        return Cmd([b"EVAL", script, b"1", k] + self.pick(argvs), [k])
+
     def _pubsub(self, conn, m):
         if self.downtime:
             return None
@@ -601,8 +652,7 @@ class Generator:
         if r == 5:
             return Cmd([b"PING"] + self.pick([[], [b"hi"]]))
         if r == 6:
-            self.models[conn] = ConnModel()
-            return Cmd([b"RESET"])
+            return self._reset(conn)
         if r == 7:
             # Refused in subscribed mode: a valid request, or (a known bug) an invalid one.
             k = self.key("string")
@@ -615,8 +665,29 @@ class Generator:
         return self._reset(conn)
 
     def _reset(self, conn):
-        self.models[conn] = ConnModel()
+        if self.own_publish and not self.known("reset_after_own_publish"):
+            return Cmd([b"PING"])
+        self.models[conn] = ConnModel()     # RESP2 again, whatever it was
         return Cmd([b"RESET"])
+
+    def _hello(self, conn, m):
+        """RESP3 streams only: HELLO with and without a version, SETNAME, and bad versions.
+        HELLO 2 only while not subscribed (a RESP2 subscriber may send only pub/sub)."""
+        r = self.rng.randrange(8)
+        if r <= 1 and not m.subscribed:
+            m.proto = 2
+            return Cmd([b"HELLO", b"2"])
+        if r == 2:
+            return Cmd([b"HELLO"])
+        if r == 3:
+            m.proto = 3
+            return Cmd([b"HELLO", b"3", b"SETNAME", self.pick([b"diff3", b"x1"])])
+        if r == 4:
+            return Cmd([b"HELLO", self.pick([b"4", b"1", b"x", b"-3"])])
+        if r == 5:
+            return Cmd([b"HELLO", b"3", self.pick([b"SETNAME", b"NOSUCH"])])
+        m.proto = 3
+        return Cmd([b"HELLO", b"3"])
 
     def _transaction(self, conn, m):
         r = self.rng.randrange(10)
@@ -645,7 +716,8 @@ class Generator:
         m.tx_len += 1
         if m.tx_len > 7 or (m.tx_len > 1 and self.rng.random() < 0.25):
             cmd = Cmd([b"EXEC"] if self.rng.random() < 0.85 else [b"DISCARD"])
-            self.models[conn] = ConnModel(channels=m.channels, patterns=m.patterns)
+            self.models[conn] = ConnModel(channels=m.channels, patterns=m.patterns,
+                                          proto=m.proto)
             return cmd
         if m.tag is None:
             m.tag = self.pick(ks.TAGS)

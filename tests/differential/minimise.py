@@ -50,8 +50,9 @@ def build(trace, atoms):
 
 
 class Minimiser:
-    def __init__(self, runner, trace, diff, budget_s, max_runs=400):
+    def __init__(self, runner, trace, diff, protocol, budget_s, max_runs=400):
         self.runner = runner
+        self.protocol = protocol        # every candidate runs in the stream's protocol
         self.trace = trace
         self.diff = diff
         self.deadline = time.monotonic() + budget_s
@@ -69,7 +70,7 @@ class Minimiser:
         self.runs += 1
         units = build(self.trace, list(atoms) + [self.target])
         try:
-            self.runner.open()
+            self.runner.open(self.protocol)
             got = self.runner.run(units)
         except Exception:           # a crashed proxy, say: not a clean reproduction
             self.runner.recover()

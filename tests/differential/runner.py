@@ -3,6 +3,12 @@ and judges every reply (compare.py). A Side is one target's client connections; 
 sends each Unit to the reference first and then to the proxy, reads back exactly the replies
 it expects, reads the pub/sub messages the unit's PUBLISHes must deliver, and compares.
 
+A stream runs in RESP2 or RESP3: in RESP3 each client connection of both sides starts with
+HELLO 3 (the admin connection, for set-up and resynchronisation, stays RESP2). A RESP3
+connection gets its SUBSCRIBE confirmations and its messages as pushes, out of band: the
+confirmations are read as the reply of the command that asked for them, the messages with the
+step that published them, and any push left over after a step is compared as well.
+
 One-at-a-time mode waits for each reply before the next command; pipelined mode writes a
 connection's whole batch at once and then reads all its replies. Either way both targets
 see the same order of operations per connection, and the connections take turns in the order
@@ -15,18 +21,41 @@ from dataclasses import dataclass, field
 
 import compare
 from generator import Cmd, messages_expected
-from resp import ConnectionClosed, Connection, ReplyTimeout, decode, encode
+from resp import ConnectionClosed, Connection, ReplyTimeout, decode, encode, push_kind
 
 TIMEOUT = 10.0        # seconds for one reply (times the sanitizer scale)
 _SUB_COMMANDS = {b"SUBSCRIBE", b"UNSUBSCRIBE", b"PSUBSCRIBE", b"PUNSUBSCRIBE"}
+_CONFIRMATIONS = {b"subscribe", b"unsubscribe", b"psubscribe", b"punsubscribe", b"ssubscribe",
+                  b"sunsubscribe"}
+_MESSAGES = {b"message", b"pmessage", b"smessage"}
+
+
+def is_confirmation(frame):
+    return push_kind(frame) in _CONFIRMATIONS
+
+
+def is_message(frame):
+    return push_kind(frame) in _MESSAGES
+
+
+class ProtocolRefused(Exception):
+    """A side did not switch a connection to the stream's protocol (HELLO 3 refused)."""
+
+    def __init__(self, side, reply):
+        super().__init__("%s answered HELLO 3 with %s: it does not speak RESP3" % (
+            side, reply.decode("latin-1").strip()[:200]))
+        self.side = side
+        self.reply = reply
 
 
 class Tracker:
-    """How many reply frames the next command of one connection brings: SUBSCRIBE and its
-    kin answer once per channel. Follows the replies actually received, so each target's
-    tracker matches that target's connection even when the two disagree."""
+    """How many reply frames the next command of one connection brings (SUBSCRIBE and its
+    kin answer once per channel), and whether they come as pushes (RESP3). Follows the
+    replies actually received, so each target's tracker matches that target's connection
+    even when the two disagree."""
 
-    def __init__(self):
+    def __init__(self, proto=2):
+        self.proto = proto          # HELLO switches it; RESET goes back to RESP2
         self.multi = False
         self.channels = set()
         self.patterns = set()
@@ -44,18 +73,29 @@ class Tracker:
         current = self.channels if name == b"UNSUBSCRIBE" else self.patterns
         return max(1, len(current)) if name in (b"UNSUBSCRIBE", b"PUNSUBSCRIBE") else 1
 
+    def pushed(self, argv):
+        """Whether the command's confirmations come as pushes (RESP3, outside MULTI)."""
+        return self.proto == 3 and not self.multi and argv[0].upper() in _SUB_COMMANDS
+
+    def snapshot(self):
+        """(protocol, channels, patterns) now: what a PUBLISH of this connection meets."""
+        return self.proto, set(self.channels), set(self.patterns)
+
     def observe(self, argv, frames):
         name = argv[0].upper()
         first = frames[0] if frames else b""
         if name == b"RESET" and first == b"+RESET\r\n":
-            self.__init__()
+            self.__init__(proto=2)
+        elif name == b"HELLO" and not self.multi and first[:1] in (b"%", b"*"):
+            if len(argv) > 1:
+                self.proto = int(argv[1])
         elif name == b"MULTI" and first == b"+OK\r\n":
             self.multi = True
         elif name in (b"EXEC", b"DISCARD") and self.multi:
             self.multi = False
         elif name in _SUB_COMMANDS and not self.multi:
             for frame in frames:
-                if not frame.startswith(b"*3\r\n"):
+                if not frame.startswith((b"*3\r\n", b">3\r\n")):
                     continue
                 kind, channel, _ = decode(frame)
                 target = self.patterns if kind.startswith(b"p") else self.channels
@@ -66,20 +106,42 @@ class Tracker:
 
 
 class Side:
-    """One target: its client connections, their trackers, and an admin connection."""
+    """One target: its client connections (in the stream's protocol), their trackers, and an
+    admin connection (RESP2)."""
 
-    def __init__(self, name, port, count, scale):
+    def __init__(self, name, port, count, scale, protocol):
         self.name = name
         self.port = port
         self.scale = scale
-        self.conns = [Connection(port, TIMEOUT * scale) for _ in range(count)]
-        self.trackers = [Tracker() for _ in range(count)]
+        self.protocol = protocol
+        self.conns = []
         self.admin = Connection(port, TIMEOUT * scale)
+        try:
+            self.conns = [self._connect() for _ in range(count)]
+        except BaseException:
+            self.close()
+            raise
+        self.trackers = [Tracker(protocol) for _ in range(count)]
+
+    def _connect(self):
+        """A client connection in the stream's protocol. Its HELLO 3 reply is not compared
+        (the stream's own HELLOs are, compare.normalise); it must be a map."""
+        conn = Connection(self.port, TIMEOUT * self.scale)
+        if self.protocol == 3:
+            try:
+                reply = conn.call([b"HELLO", b"3"], TIMEOUT * self.scale)
+            except BaseException:
+                conn.close()
+                raise
+            if not reply.startswith(b"%"):
+                conn.close()
+                raise ProtocolRefused(self.name, reply)
+        return conn
 
     def reconnect(self, index):
         self.conns[index].close()
-        self.conns[index] = Connection(self.port, TIMEOUT * self.scale)
-        self.trackers[index] = Tracker()
+        self.conns[index] = self._connect()
+        self.trackers[index] = Tracker(self.protocol)
 
     def close(self):
         for conn in self.conns + [self.admin]:
@@ -95,6 +157,8 @@ class Result:
     proxy: list          # reply frames from the proxy
     in_multi: bool = False   # the reference's connection is in MULTI after this command (a
                              # pipelined batch is read whole before it is judged)
+    subs: dict = None        # a PUBLISH: side name -> Tracker.snapshot() of the publishing
+                             # connection when it ran (RESP3 delivers to a subscribed publisher)
 
 
 @dataclass
@@ -142,20 +206,23 @@ class Runner:
         self.restored = set()       # keys resync() copied with RESTORE
         self.loads = []             # SCRIPT LOAD / FUNCTION LOAD requests that succeeded
         self.tx = []
+        self.protocol = 2
         self.stats = Stats()
 
     # ---- set-up ----
 
-    def open(self, fault_mode=False):
-        """Fresh connections and empty keyspaces (FLUSHALL, SCRIPT FLUSH, FUNCTION FLUSH)."""
+    def open(self, protocol, fault_mode=False):
+        """Fresh connections in `protocol` (2 or 3) and empty keyspaces (FLUSHALL, SCRIPT
+        FLUSH, FUNCTION FLUSH). ProtocolRefused when a side refuses HELLO 3."""
         self.close()
+        self.protocol = protocol
         self.fault_mode = fault_mode
         self.downtime = False
         self.dirty = set()
         self.restored = set()
         self.loads = []
-        self.ref = Side("reference", self.servers.ref_port, self.count, self.scale)
-        self.proxy = Side("proxy", self.servers.proxy_port, self.count, self.scale)
+        self.ref = Side("reference", self.servers.ref_port, self.count, self.scale, protocol)
+        self.proxy = Side("proxy", self.servers.proxy_port, self.count, self.scale, protocol)
         self.tx = [TxState() for _ in range(self.count)]
         for side in (self.ref, self.proxy):
             for argv in ([b"FLUSHALL"], [b"SCRIPT", b"FLUSH"], [b"FUNCTION", b"FLUSH"]):
@@ -223,6 +290,10 @@ class Runner:
         diff = self._messages(index, unit, results)
         if diff is not None:
             return diff
+        if self.protocol == 3:
+            diff = self._leftover_pushes(index)
+            if diff is not None:
+                return diff
         if resync:
             self.resync(resync)
         return None
@@ -231,6 +302,7 @@ class Runner:
         """Send the unit to both sides; a Result per command (two for a wake step)."""
         out = {}
         in_multi = []
+        subs = {}
         for side in (self.ref, self.proxy):
             cmds = unit.cmds
             if len(cmds) == 1 and cmds[0].waker is not None:
@@ -243,10 +315,12 @@ class Runner:
             except (OSError, ConnectionClosed, ReplyTimeout):
                 out[side.name] = [[b"<send failed>"] for _ in cmds]
                 continue
-            for cmd in cmds:
+            for i, cmd in enumerate(cmds):
                 if replies and replies[-1][-1].startswith(b"<"):
                     replies.append([b"<not read: an earlier reply is missing>"])
                     continue
+                if cmd.name == b"PUBLISH":
+                    subs.setdefault(i, {})[side.name] = side.trackers[unit.conn].snapshot()
                 replies.append(self._read(side, unit.conn, cmd))
                 if side is self.ref:
                     in_multi.append(side.trackers[unit.conn].multi)
@@ -260,19 +334,29 @@ class Runner:
         else:
             for i, cmd in enumerate(unit.cmds):
                 results.append(Result(unit.conn, cmd, out["reference"][i], out["proxy"][i],
-                                      in_multi[i] if i < len(in_multi) else False))
+                                      in_multi[i] if i < len(in_multi) else False,
+                                      subs.get(i)))
         return results
 
     def _read(self, side, index, cmd):
-        """The reply frames of one command; a marker frame if none came."""
+        """The reply frames of one command; a marker frame if none came. In RESP3 SUBSCRIBE
+        and its kin answer with confirmation pushes (or an error reply)."""
         tracker = side.trackers[index]
         conn = side.conns[index]
+        timeout = TIMEOUT * self.scale
         frames = []
         try:
-            frames.append(conn.read_reply(TIMEOUT * self.scale))
-            if not frames[0].startswith(b"-"):
-                for _ in range(tracker.frames(cmd.argv) - 1):
-                    frames.append(conn.read_reply(TIMEOUT * self.scale))
+            if tracker.pushed(cmd.argv):
+                first, pushed = conn.read_reply_or_push(timeout, is_confirmation)
+                frames.append(first)
+                if pushed:
+                    for _ in range(tracker.frames(cmd.argv) - 1):
+                        frames.append(conn.read_push(timeout, is_confirmation))
+            else:
+                frames.append(conn.read_reply(timeout))
+                if not frames[0].startswith(b"-"):
+                    for _ in range(tracker.frames(cmd.argv) - 1):
+                        frames.append(conn.read_reply(timeout))
         except ReplyTimeout:
             frames.append(b"<no reply within %gs>" % (TIMEOUT * self.scale))
         except ConnectionClosed:
@@ -377,26 +461,33 @@ class Runner:
         return any(k in self.dirty for k in keys)
 
     def _messages(self, index, unit, results):
-        """Read and compare the pub/sub messages this unit's PUBLISHes delivered."""
+        """Read and compare the pub/sub messages this unit's PUBLISHes delivered: in-band
+        arrays on a RESP2 connection, pushes on a RESP3 one. The publishing connection itself
+        can be subscribed only in RESP3; what it meets is its state when it published."""
         publishes = [r for r in results if r.cmd.name == b"PUBLISH" and len(r.cmd.argv) == 3]
         if not publishes:
             return None
         for other in range(self.count):
-            if other == unit.conn:
-                continue
             got = {}
             for side in (self.ref, self.proxy):
-                tracker = side.trackers[other]
+                proto, channels, patterns = side.trackers[other].snapshot()
                 expected = 0
                 for r in publishes:
                     reply = r.ref if side is self.ref else r.proxy
+                    if other == unit.conn:
+                        if not r.subs:
+                            continue
+                        proto, channels, patterns = r.subs[side.name]
                     if reply[0].startswith(b":"):
-                        expected += messages_expected(r.cmd.argv[1], tracker.channels,
-                                                      tracker.patterns)
+                        expected += messages_expected(r.cmd.argv[1], channels, patterns)
                 messages = []
+                conn = side.conns[other]
                 for _ in range(expected):
                     try:
-                        messages.append(side.conns[other].read_reply(TIMEOUT * self.scale))
+                        if proto == 3:
+                            messages.append(conn.read_push(TIMEOUT * self.scale, is_message))
+                        else:
+                            messages.append(conn.read_reply(TIMEOUT * self.scale))
                     except (ReplyTimeout, ConnectionClosed):
                         messages.append(b"<message missing>")
                         break
@@ -405,6 +496,18 @@ class Runner:
                 what = "messages on connection %d after %s" % (
                     other, "; ".join(r.cmd.text() for r in publishes))
                 return Difference(index, other, what, got["reference"], got["proxy"])
+        return None
+
+    def _leftover_pushes(self, index):
+        """RESP3: the pushes that arrived after a step beyond those it explains (its
+        confirmations and messages), which must be the same on both sides (normally none).
+        One that arrives late shows in a later step."""
+        for other in range(self.count):
+            left = {side.name: compare.normalise_messages(side.conns[other].take_pushes())
+                    for side in (self.ref, self.proxy)}
+            if left["reference"] != left["proxy"]:
+                what = "pushes on connection %d that no command of the step explains" % other
+                return Difference(index, other, what, left["reference"], left["proxy"])
         return None
 
     # ---- keeping the keyspaces equal ----

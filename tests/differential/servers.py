@@ -1,6 +1,8 @@
 """The processes of one differential run: a reference redis-server, the redis-server shards and
 shardproxy in front of them, each on a free loopback port with its own temp directory, all
-stopped by PID in stop_all(). A shard can be SIGKILLed and restarted on its port (fault mode)."""
+stopped by PID in stop_all(). A shard can be SIGKILLed and restarted on its port (fault mode).
+Without a shardproxy binary (--redis-vs-redis) a second redis-server takes the proxy's place
+and there are no shards: a check of the test itself."""
 
 import ctypes
 import os
@@ -35,13 +37,15 @@ def is_sanitized(binary):
 
 
 class Servers:
-    """Reference redis-server + `shard_count` shards + shardproxy. Use start(), then stop_all()."""
+    """Reference redis-server + `shard_count` shards + shardproxy (shardproxy None: a second
+    redis-server as the proxy, no shards). Use start(), then stop_all()."""
 
     def __init__(self, tmp, redis_server, shardproxy, shard_count, scale):
         self.tmp = tmp
         self.redis_server = redis_server
         self.shardproxy = shardproxy
-        self.shard_count = shard_count
+        self.shard_count = shard_count if shardproxy else 0
+        self.proxy_name = "shardproxy" if shardproxy else "the second redis-server"
         self.scale = scale
         self.procs = {}          # name -> Popen; every process this run started and not reaped
         self.logs = []
@@ -55,6 +59,12 @@ class Servers:
         self.ref_port = self._start_redis("reference")
         self.shard_ports = [self._start_redis("shard%d" % i) for i in range(self.shard_count)]
         self._start_proxy()
+
+    def _start_proxy(self):
+        if self.shardproxy:
+            self._start_shardproxy()
+        else:
+            self.proxy_port = self._start_redis("proxy")
 
     def stop_all(self):
         for name in list(self.procs):
@@ -88,8 +98,13 @@ class Servers:
         os.makedirs(workdir, exist_ok=True)
         # hz 100: an idle server notices an expired blocking timeout (BLPOP k 0.01) within
         # 10 ms instead of 100 ms; the streams' many short blocking calls would wait that long.
-        return [self.redis_server, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+        argv = [self.redis_server, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                 "--appendonly", "no", "--dir", workdir, "--daemonize", "no", "--hz", "100"]
+        if not self.shardproxy:
+            # Redis against redis compares the SLOWLOG LEN probe (which shardproxy refuses):
+            # what is slow depends on the machine's load.
+            argv += ["--slowlog-log-slower-than", "-1"]
+        return argv
 
     def _start_redis(self, name, port=None):
         # A port found free can be taken before redis-server binds it: try a few.
@@ -103,7 +118,7 @@ class Servers:
                 time.sleep(0.2)
         raise RuntimeError("redis-server %s did not start:\n%s" % (name, self.log_tail(name)))
 
-    def _start_proxy(self):
+    def _start_shardproxy(self):
         for _ in range(5):
             port = free_port()
             proc = self._spawn("proxy", [
@@ -160,7 +175,10 @@ class Servers:
 
     def blocked_clients(self, target):
         """Clients blocked in a blocking command: on the reference, or summed over the shards."""
-        ports = [self.ref_port] if target == "reference" else self.shard_ports
+        if target == "reference":
+            ports = [self.ref_port]
+        else:
+            ports = self.shard_ports if self.shardproxy else [self.proxy_port]
         total = 0
         for port in ports:
             try:
