@@ -223,10 +223,7 @@ TEST_F(TransactionTest, PipelinedTransactionKeepsOrder) {
 std::string encodeAll(const std::vector<std::vector<std::string>>& commands) {
   std::string bytes;
   for (const auto& args : commands) {
-    bytes += "*" + std::to_string(args.size()) + "\r\n";
-    for (const std::string& arg : args) {
-      bytes += "$" + std::to_string(arg.size()) + "\r\n" + arg + "\r\n";
-    }
+    bytes += encodeCommand(args);
   }
   return bytes;
 }

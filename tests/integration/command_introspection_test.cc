@@ -23,14 +23,6 @@ namespace {
 using namespace std::chrono_literals;
 using Argv = std::vector<std::string>;
 
-std::string encode(const Argv& argv) {
-  std::string out = "*" + std::to_string(argv.size()) + "\r\n";
-  for (const std::string& a : argv) {
-    out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
-  }
-  return out;
-}
-
 // A parsed reply: the type byte and header line, the payload of a blob, the elements of an
 // aggregate (a map's keys and values alternate).
 struct Node {
@@ -160,7 +152,7 @@ class Conn {
       std::string out;
       const size_t end = std::min(argvs.size(), at + kBatch);
       for (size_t i = at; i < end; ++i) {
-        out += encode(argvs[i]);
+        out += encodeCommand(argvs[i]);
       }
       EXPECT_TRUE(raw_.sendAll(out));
       for (size_t i = at; i < end; ++i) {

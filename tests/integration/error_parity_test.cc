@@ -26,17 +26,9 @@ std::vector<std::string> split(const std::string& line) {
   return out;
 }
 
-std::string encode(const std::vector<std::string>& argv) {
-  std::string out = "*" + std::to_string(argv.size()) + "\r\n";
-  for (const std::string& a : argv) {
-    out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
-  }
-  return out;
-}
-
 // One request and its whole reply: every reply here is a single line or a short array of them.
 std::string exchange(RawConn& conn, const std::string& line) {
-  EXPECT_TRUE(conn.sendAll(encode(split(line))));
+  EXPECT_TRUE(conn.sendAll(encodeCommand(split(line))));
   std::string got;
   // Ends with CRLF and, for an array, holds as many lines as it announces (errors and integers
   // only, one line each).
@@ -129,7 +121,7 @@ TEST_F(ErrorParityTest, DeeplyNestedRepliesPassThrough) {
   std::string replies[2];
   RawConn* conns[2] = {&proxy, &ref};
   for (int i = 0; i < 2; ++i) {
-    ASSERT_TRUE(conns[i]->sendAll(encode({"EVAL", script, "0"})));
+    ASSERT_TRUE(conns[i]->sendAll(encodeCommand({"EVAL", script, "0"})));
     replies[i] = conns[i]->readUntil("stack limit\r\n", 10000ms);
   }
   EXPECT_GT(replies[1].size(), 8000u * 4);

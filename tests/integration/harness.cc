@@ -429,6 +429,14 @@ std::string Client::cmd(const std::vector<std::string>& argv) {
   return out;
 }
 
+std::string encodeCommand(const std::vector<std::string>& argv) {
+  std::string out = "*" + std::to_string(argv.size()) + "\r\n";
+  for (const std::string& a : argv) {
+    out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+  }
+  return out;
+}
+
 std::string render(const redisReply* reply) {
   if (reply == nullptr) {
     return "(io-error)";

@@ -121,6 +121,9 @@ class Client {
 // Renders a hiredis reply the way Client::cmd does.
 std::string render(const redisReply* reply);
 
+// argv as one RESP multibulk command, for RawConn.
+std::string encodeCommand(const std::vector<std::string>& argv);
+
 // ---- additions for protocol-level tests ----
 
 // A plain blocking TCP connection for sending arbitrary bytes (malformed input, raw pipelines).

@@ -55,14 +55,6 @@ std::set<std::string> names(const std::map<std::string, std::string>& m) {
   return out;
 }
 
-std::string encode(const std::vector<std::string>& argv) {
-  std::string out = "*" + std::to_string(argv.size()) + "\r\n";
-  for (const std::string& a : argv) {
-    out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
-  }
-  return out;
-}
-
 // INFO as section -> (key -> value), sections in order in *order.
 using InfoMap = std::map<std::string, std::map<std::string, std::string>>;
 InfoMap parseInfo(const std::string& text, std::vector<std::string>* order = nullptr) {
@@ -187,14 +179,14 @@ TEST_F(ParityTest, ConfigGetMergesTheShardsWithTheProxysOwnParameters) {
   RawConn raw(proxy_->port());
   RawConn ref_raw(ref_.port());
   for (RawConn* c : {&raw, &ref_raw}) {
-    ASSERT_TRUE(c->sendAll(encode({"HELLO", "3"})));
+    ASSERT_TRUE(c->sendAll(encodeCommand({"HELLO", "3"})));
     ASSERT_NE(c->readUntil("modules", 5s).find("modules"), std::string::npos);
-    ASSERT_TRUE(c->sendAll(encode({"CONFIG", "GET", "maxmemory-policy"})));
+    ASSERT_TRUE(c->sendAll(encodeCommand({"CONFIG", "GET", "maxmemory-policy"})));
   }
   const std::string want = "%1\r\n$16\r\nmaxmemory-policy\r\n$10\r\nnoeviction\r\n";
   EXPECT_EQ(raw.readUntil("noeviction\r\n", 5s), want);
   EXPECT_EQ(ref_raw.readUntil("noeviction\r\n", 5s), want);
-  ASSERT_TRUE(raw.sendAll(encode({"CONFIG", "GET", "maxclients", "timeout"})));
+  ASSERT_TRUE(raw.sendAll(encodeCommand({"CONFIG", "GET", "maxclients", "timeout"})));
   EXPECT_EQ(raw.readUntil("timeout\r\n$1\r\n0\r\n", 5s).rfind("%2\r\n", 0), 0u);
 }
 
@@ -405,7 +397,7 @@ TEST_F(ParityTest, InfoAggregatesTheShardsAndCountsTheProxysCommands) {
             std::string::npos);
   // A client blocked through the proxy is blocked on a shard.
   RawConn blocked(proxy_->port());
-  ASSERT_TRUE(blocked.sendAll(encode({"BLPOP", "nothing-here", "30"})));
+  ASSERT_TRUE(blocked.sendAll(encodeCommand({"BLPOP", "nothing-here", "30"})));
   EXPECT_TRUE(eventually([&] { return infoField(*client_, "clients", "blocked_clients") == "1"; }))
       << cmd({"INFO", "clients"});
 }
@@ -465,7 +457,7 @@ TEST_F(ParityTest, ClientListAndKillSeeTheClientsOfEveryWorker) {
   EXPECT_EQ(clients[7].client->cmd({"PING"}).rfind("(io-error)", 0), 0u);
   // TYPE pubsub, and MAXAGE (Redis 7.4) that no client is old enough for.
   RawConn subscriber(proxy_->port());
-  ASSERT_TRUE(subscriber.sendAll(encode({"SUBSCRIBE", "news"})));
+  ASSERT_TRUE(subscriber.sendAll(encodeCommand({"SUBSCRIBE", "news"})));
   ASSERT_NE(subscriber.readUntil(":1\r\n", 5s).find("subscribe"), std::string::npos);
   const std::string pubsub = cmd({"CLIENT", "LIST", "TYPE", "pubsub"});
   EXPECT_EQ(std::count(pubsub.begin(), pubsub.end(), '\n'), 1) << pubsub;
@@ -485,7 +477,7 @@ TEST_F(ParityTest, ClientListAndKillSeeTheClientsOfEveryWorker) {
   EXPECT_EQ(cmd({"PING"}), "PONG");
   // SKIPME no: the caller too, after its reply.
   RawConn self(proxy_->port());
-  ASSERT_TRUE(self.sendAll(encode({"CLIENT", "KILL", "SKIPME", "no", "USER", "default"})));
+  ASSERT_TRUE(self.sendAll(encodeCommand({"CLIENT", "KILL", "SKIPME", "no", "USER", "default"})));
   std::string reply;
   EXPECT_TRUE(self.readToClose(&reply, 5s));
   EXPECT_EQ(reply, ":2\r\n") << "itself and client_";

@@ -20,24 +20,18 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::string encode(const std::vector<std::string>& argv) {
-  std::string out = "*" + std::to_string(argv.size()) + "\r\n";
-  for (const std::string& a : argv) {
-    out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
-  }
-  return out;
-}
-
 // A raw connection that reads whole replies (pushes included), in the order they arrive.
 class Resp3Conn {
  public:
   explicit Resp3Conn(uint16_t port) : raw_(port) {}
 
   std::string call(const std::vector<std::string>& argv) {
-    EXPECT_TRUE(raw_.sendAll(encode(argv)));
+    EXPECT_TRUE(raw_.sendAll(encodeCommand(argv)));
     return next();
   }
-  void send(const std::vector<std::string>& argv) { EXPECT_TRUE(raw_.sendAll(encode(argv))); }
+  void send(const std::vector<std::string>& argv) {
+    EXPECT_TRUE(raw_.sendAll(encodeCommand(argv)));
+  }
 
   // The next complete reply, "(timeout)" when none came within 5 s.
   std::string next(std::chrono::milliseconds timeout = 5000ms) {

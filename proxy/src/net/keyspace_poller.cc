@@ -354,20 +354,32 @@ bool ShardKeyspace::number(std::string_view key, uint64_t* out) const {
   return !v.empty() && ec == std::errc() && end == v.data() + v.size();
 }
 
+namespace {
+
+// The next line of an INFO text from *start (without its CR LF); false past the end.
+bool nextInfoLine(std::string_view info, size_t* start, std::string_view* line) {
+  if (*start >= info.size()) {
+    return false;
+  }
+  size_t end = info.find('\n', *start);
+  if (end == std::string_view::npos) {
+    end = info.size();
+  }
+  *line = info.substr(*start, end - *start);
+  *start = end + 1;
+  if (!line->empty() && line->back() == '\r') {
+    line->remove_suffix(1);
+  }
+  return true;
+}
+
+}  // namespace
+
 std::vector<InfoField> parseInfo(std::string_view info) {
   std::vector<InfoField> out;
   std::string section;
   size_t start = 0;
-  while (start < info.size()) {
-    size_t end = info.find('\n', start);
-    if (end == std::string_view::npos) {
-      end = info.size();
-    }
-    std::string_view line = info.substr(start, end - start);
-    start = end + 1;
-    if (!line.empty() && line.back() == '\r') {
-      line.remove_suffix(1);
-    }
+  for (std::string_view line; nextInfoLine(info, &start, &line);) {
     if (line.starts_with("# ")) {
       section.clear();
       for (char c : line.substr(2)) {
@@ -388,16 +400,7 @@ std::vector<InfoField> parseInfo(std::string_view info) {
 std::vector<DbKeys> parseKeyspace(std::string_view info) {
   std::vector<DbKeys> out;
   size_t start = 0;
-  while (start < info.size()) {
-    size_t end = info.find('\n', start);
-    if (end == std::string_view::npos) {
-      end = info.size();
-    }
-    std::string_view line = info.substr(start, end - start);
-    start = end + 1;
-    if (!line.empty() && line.back() == '\r') {
-      line.remove_suffix(1);
-    }
+  for (std::string_view line; nextInfoLine(info, &start, &line);) {
     if (!line.starts_with("db")) {
       continue;
     }
