@@ -117,6 +117,18 @@ TEST_F(AdminTest, InfoKeyspaceSumsTheShards) {
 
 TEST_F(AdminTest, ShardsReportsAddressStateAndCounters) {
   ASSERT_EQ(cmd({"SET", "a", "1"}), "OK");
+  // Each worker connects on its own thread: wait (bounded) until both workers' connections to
+  // both shards are up, which a slow (sanitizer) build may not have reached yet.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    Reply probe(client_->ctx(), {"PROXY", "SHARDS"});
+    if (probe.r != nullptr && probe.r->type == REDIS_REPLY_ARRAY && probe.r->elements == 2 &&
+        field(probe.r->element[0], "state") == "up" &&
+        field(probe.r->element[1], "state") == "up") {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   Reply reply(client_->ctx(), {"PROXY", "SHARDS"});
   ASSERT_NE(reply.r, nullptr);
   ASSERT_EQ(reply.r->type, REDIS_REPLY_ARRAY);
