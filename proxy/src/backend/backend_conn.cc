@@ -296,7 +296,7 @@ void BackendConn::flush() {
   }
   writing_ = true;
   unsent_ops_ = 0;  // every queued byte is now the kernel's or libuv's to write
-  stall_.restart(worker_.loopNowMs(), writeQueue(), kernelSendQueue(&tcp_));
+  stall_.restart(freshNowMs(worker_.loop()), writeQueue(), kernelSendQueue(&tcp_));
 }
 
 void BackendConn::onWriteCb(uv_write_t* req, int status) {
@@ -311,7 +311,7 @@ void BackendConn::onWriteCb(uv_write_t* req, int status) {
   }
   // The socket was backed up: the kernel's queue is the baseline from which the shard is seen to
   // take the rest.
-  self->stall_.restart(uv_now(self->worker_.loop()), 0, kernelSendQueue(&self->tcp_));
+  self->stall_.restart(freshNowMs(self->worker_.loop()), 0, kernelSendQueue(&self->tcp_));
   if (!self->out_.empty()) {
     self->worker_.markDirty(self);
   }

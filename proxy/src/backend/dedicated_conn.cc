@@ -172,7 +172,7 @@ void DedicatedConn::flush() {
     return;
   }
   writing_ = true;
-  stall_.restart(uv_now(worker_.loop()), writeQueue(), kernelSendQueue(&tcp_));
+  stall_.restart(freshNowMs(worker_.loop()), writeQueue(), kernelSendQueue(&tcp_));
 }
 
 void DedicatedConn::onWriteCb(uv_write_t* req, int status) {
@@ -188,7 +188,7 @@ void DedicatedConn::onWriteCb(uv_write_t* req, int status) {
     return;
   }
   // As BackendConn::onWriteCb: the kernel's queue is the baseline for the shard taking the rest.
-  self->stall_.restart(uv_now(self->worker_.loop()), 0, kernelSendQueue(&self->tcp_));
+  self->stall_.restart(freshNowMs(self->worker_.loop()), 0, kernelSendQueue(&self->tcp_));
   self->flush();
 }
 

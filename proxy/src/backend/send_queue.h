@@ -1,6 +1,11 @@
-// How many bytes the kernel still holds for a TCP peer: written by us, not yet acknowledged by
-// the peer (SIOCOUTQ). The stall watch reads it at its timer checks (never per request) to see a
-// shard still taking the tail of a large request whose write libuv has already completed.
+// The stall watch's readings of a backend socket, taken only where a write backs up and at the
+// timer's checks (never per request):
+// - how many bytes the kernel still holds for the shard: written by us, not yet acknowledged
+//   (SIOCOUTQ), to see a shard still taking the tail of a large request whose write libuv has
+//   already completed;
+// - the time now, not the loop's cached time: a write backs up after a large request was parsed
+//   and copied in the same loop turn, which may take seconds in a sanitizer build, and a clock
+//   started at the turn's beginning would count that time as the shard's silence.
 #pragma once
 
 #include <linux/sockios.h>
@@ -8,6 +13,7 @@
 #include <uv.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "backend/stall_watch.h"
 
@@ -21,6 +27,11 @@ inline size_t kernelSendQueue(const uv_tcp_t* tcp) {
     return StallWatch::kUnknown;
   }
   return static_cast<size_t>(queued);
+}
+
+inline uint64_t freshNowMs(uv_loop_t* loop) {
+  uv_update_time(loop);
+  return uv_now(loop);
 }
 
 }  // namespace sp::backend
