@@ -170,5 +170,19 @@ def test_pubsub_across_clients(client, deployment):
         c.close()
 
 
+def test_two_hundred_megabyte_value(deployment):
+    # Default settings: a large value takes long to copy and move, but it moves, so no shard is
+    # declared stalled (the proxy once counted its own time parsing the request as the shard's).
+    c = redis.Redis(host="127.0.0.1", port=deployment["port"], socket_timeout=120)
+    value = bytes(range(256)) * (200 * 4096)
+    try:
+        assert c.set("py:200m", value) is True
+        assert c.get("py:200m") == value
+        assert c.delete("py:200m") == 1
+        assert c.ping() is True
+    finally:
+        c.close()
+
+
 def test_proxy_still_running(deployment):
     assert deployment["proxy"].poll() is None
