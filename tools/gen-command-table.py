@@ -73,7 +73,9 @@ POLICY = {
         "command|getkeys", "command|getkeysandflags", "command|help",
         "client", "client|setname", "client|getname", "client|id",
         "client|info", "client|list", "client|kill", "client|no-evict",
-        "config", "config|get", "config|resetstat",
+        "config", "config|get",
+        # The proxy's slow log, in redis-server's form (session/admin_commands.cc).
+        "slowlog", "slowlog|get", "slowlog|len", "slowlog|reset", "slowlog|help",
         # The proxy's own admin command (SYNTHETIC below), answered by session/admin_commands.cc.
         "proxy", "proxy|info", "proxy|shards", "proxy|slots", "proxy|config", "proxy|slowlog",
         "proxy|reload", "proxy|help",
@@ -98,6 +100,10 @@ POLICY = {
         "pubsub|numsub": "kSumPairs", "pubsub|shardnumsub": "kSumPairs",
         "pubsub|numpat": "kFirstShard",
         "config|set": "kAllOk",
+        # The proxy resets its own INFO counters too (net/info_report.h).
+        "config|resetstat": "kAllOk",
+        "latency|latest": "kLatestPerEvent", "latency|reset": "kSumIntegers",
+        "latency|help": "kFirstShard",
     },
     # Served by the session's state machinery (session/session_state.h).
     "session": [
@@ -785,6 +791,8 @@ def write_docs(path, version, top):
         "kAnyOk": "sent on a fresh connection to every shard (the shared ones wait behind a "
                   "running script); `+OK` when any shard killed one, `-NOTBUSY` when none ran "
                   "one, else the first other error",
+        "kLatestPerEvent": "one entry per event: the latest of the shards' (the newest timestamp "
+                           "and its latency), with the largest maximum",
         "kScanCursor": "sent to the shard the cursor names; the cursor encodes the shard index in "
                        "its low 14 bits, so a full SCAN visits every shard in turn",
     }

@@ -7,7 +7,8 @@ packages=(
   build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
   libuv1-dev libhiredis-dev libyaml-cpp-dev libspdlog-dev libfmt-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  redis-server redis-tools redis-sentinel nutcracker prometheus librsvg2-bin
+  redis-server redis-tools redis-sentinel nutcracker prometheus prometheus-redis-exporter
+  librsvg2-bin
   python3 python3-redis python3-pytest procps iproute2
   nodejs
 )
@@ -38,9 +39,10 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 
-# The Debian redis-server and redis-sentinel packages start system instances (6379, 26379); tests never use it, and a
+# The Debian redis-server, redis-sentinel and prometheus-redis-exporter packages start system
+# instances (6379, 26379, 9121); tests never use them, and a
 # fresh machine should not keep a stray server running because of us.
-for service in redis-server redis-sentinel; do
+for service in redis-server redis-sentinel prometheus-redis-exporter; do
   if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$service" 2>/dev/null; then
     $SUDO systemctl stop "$service" || true
   fi

@@ -857,7 +857,7 @@ class Generator:
     def _unsupported(self, conn, m):
         """Commands the proxy refuses on purpose (docs/commands.md) and that change nothing on
         the reference; the refusal is allow-listed."""
-        return Cmd(self.pick([[b"WAIT", b"0", b"0"], [b"ROLE"], [b"SLOWLOG", b"LEN"],
+        return Cmd(self.pick([[b"WAIT", b"0", b"0"], [b"ROLE"], [b"LATENCY", b"DOCTOR"],
                               [b"OBJECT", b"HELP"], [b"MEMORY", b"DOCTOR"], [b"LOLWUT"],
                               [b"SCRIPT", b"NOSUCH"], [b"XINFO", b"HELP"]]))
 

@@ -100,10 +100,6 @@ class Servers:
         # 10 ms instead of 100 ms; the streams' many short blocking calls would wait that long.
         argv = [self.redis_server, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                 "--appendonly", "no", "--dir", workdir, "--daemonize", "no", "--hz", "100"]
-        if not self.shardproxy:
-            # Redis against redis compares the SLOWLOG LEN probe (which shardproxy refuses):
-            # what is slow depends on the machine's load.
-            argv += ["--slowlog-log-slower-than", "-1"]
         return argv
 
     def _start_redis(self, name, port=None):

@@ -255,6 +255,23 @@ TEST_F(AdminTest, SlowlogRecordsCommandShardDurationAndClient) {
   EXPECT_EQ(str(e->element[4]).rfind("127.0.0.1:", 0), 0u) << str(e->element[4]);
   EXPECT_EQ(str(e->element[5]), "slowpoke");
   EXPECT_EQ(str(e->element[6]), "shard1");
+  // SLOWLOG, redis-server's command: the same log in redis-server's six fields.
+  EXPECT_EQ(send({"SLOWLOG", "LEN"}), "(integer) 1");
+  Reply redis_form(client.ctx(), {"SLOWLOG", "GET", "-1"});
+  ASSERT_NE(redis_form.r, nullptr);
+  ASSERT_EQ(redis_form.r->elements, 1u) << render(redis_form.r);
+  const redisReply* r = redis_form.r->element[0];
+  ASSERT_EQ(r->elements, 6u);
+  EXPECT_EQ(r->element[0]->integer, 1);
+  EXPECT_EQ(r->element[2]->integer, e->element[2]->integer);
+  EXPECT_EQ(render(r->element[3]), "[SET]");
+  EXPECT_EQ(str(r->element[5]), "slowpoke");
+  EXPECT_EQ(send({"SLOWLOG", "GET", "-2"}),
+            "(error) ERR count should be greater than or equal to -1");
+  EXPECT_EQ(send({"SLOWLOG", "NOSUCH"}),
+            "(error) ERR unknown subcommand 'NOSUCH'. Try SLOWLOG HELP.");
+  EXPECT_EQ(send({"SLOWLOG", "HELP"}).rfind("[SLOWLOG <subcommand> [<arg> [value] [opt] ...]. ", 0),
+            0u);
   EXPECT_EQ(send({"PROXY", "SLOWLOG", "RESET"}), "OK");
   EXPECT_EQ(send({"PROXY", "SLOWLOG", "LEN"}), "(integer) 0");
   EXPECT_EQ(send({"PROXY", "SLOWLOG", "GET", "5"}), "[]");

@@ -3,7 +3,7 @@
 //   - Server, Clients, Replication, CPU, Modules, Cluster: the proxy's own (a primary without
 //     replicas, no modules, not a cluster), summed over its workers; but blocked_clients and
 //     clients_in_timeout_table are the shards' sums (a client blocked through the proxy blocks
-//     its own connection to one shard).
+//     its own connection to one shard), and hz / configured_hz the first shard's.
 //   - Stats: the proxy's own for what its clients see (connections, commands, network bytes and
 //     their rates, errors), the shards' for their data (expired and evicted keys, keyspace hits
 //     and misses, pub/sub, forks, ...).
@@ -141,6 +141,17 @@ const std::string& runId() {
   return id;
 }
 
+// redis_build_id: a hash of the proxy's version and compiler, as redis-server hashes its build.
+std::string buildId() {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (const char c : std::string_view(SHARDPROXY_VERSION " " __VERSION__)) {
+    h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
 std::string executable() {
   char path[4096];
   const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
@@ -178,7 +189,98 @@ double percentile(const std::array<uint64_t, metrics::kLatencyBuckets>& buckets,
   return static_cast<double>(metrics::kLatencyBoundsUs.back());
 }
 
+InfoCounters collectCounters(const ProxyContext& context) {
+  InfoCounters c;
+  for (const Worker* w : context.workers) {
+    const WorkerStats& s = w->stats();
+    c.accepted += s.connections_accepted.get();
+    c.rejected += s.connections_rejected.get();
+    c.commands += s.commands.get();
+    c.local += s.commands_local.get();
+    c.split += s.commands_split.get();
+    c.refused += s.commands_refused.get();
+    c.perr_client += s.protocol_errors_client.get();
+    c.perr_backend += s.protocol_errors_backend.get();
+    c.out_limit += s.closed_output_limit.get();
+    c.paused += s.reads_paused.get();
+    c.in += s.bytes_in.get();
+    c.sent += s.bytes_out.get();
+    c.slow += s.slow_requests.get();
+    c.auth_failures += s.auth_failures.get();
+    c.errors += s.error_codes.total();
+    c.reads += s.client_reads.get();
+    c.writes += s.client_writes.get();
+    size_t i = 0;
+    s.commands_by_name.forEach([&](const resp::CommandInfo& cmd, const CommandStats& cs) {
+      if (c.by_command.size() <= i) {
+        c.by_command.resize(i + 1);
+      }
+      InfoCounters::Command& t = c.by_command[i++];
+      t.cmd = &cmd;
+      t.calls += cs.calls.get();
+      t.usec += cs.usec.get();
+      t.failed += cs.failed.get();
+      for (size_t b = 0; b < t.buckets.size(); ++b) {
+        t.buckets[b] += cs.buckets[b].get();
+      }
+    });
+    s.error_codes.forEach(
+        [&](std::string_view code, uint64_t n) { c.by_code[std::string(code)] += n; });
+  }
+  return c;
+}
+
 }  // namespace
+
+void InfoBaseline::reset(InfoCounters now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  base_ = std::move(now);
+}
+
+InfoCounters InfoBaseline::since(InfoCounters now) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const InfoCounters& b = base_;
+  auto less = [](uint64_t& v, uint64_t base) { v = v >= base ? v - base : 0; };
+  for (auto [field, base] : {std::pair{&now.accepted, b.accepted},
+                             {&now.rejected, b.rejected},
+                             {&now.commands, b.commands},
+                             {&now.local, b.local},
+                             {&now.split, b.split},
+                             {&now.refused, b.refused},
+                             {&now.perr_client, b.perr_client},
+                             {&now.perr_backend, b.perr_backend},
+                             {&now.out_limit, b.out_limit},
+                             {&now.paused, b.paused},
+                             {&now.in, b.in},
+                             {&now.sent, b.sent},
+                             {&now.slow, b.slow},
+                             {&now.auth_failures, b.auth_failures},
+                             {&now.errors, b.errors},
+                             {&now.reads, b.reads},
+                             {&now.writes, b.writes}}) {
+    less(*field, base);
+  }
+  for (size_t i = 0; i < now.by_command.size() && i < b.by_command.size(); ++i) {
+    InfoCounters::Command& t = now.by_command[i];
+    less(t.calls, b.by_command[i].calls);
+    less(t.usec, b.by_command[i].usec);
+    less(t.failed, b.by_command[i].failed);
+    for (size_t k = 0; k < t.buckets.size(); ++k) {
+      less(t.buckets[k], b.by_command[i].buckets[k]);
+    }
+  }
+  for (auto it = now.by_code.begin(); it != now.by_code.end();) {
+    if (const auto old = b.by_code.find(it->first); old != b.by_code.end()) {
+      less(it->second, old->second);
+    }
+    it = it->second == 0 ? now.by_code.erase(it) : std::next(it);
+  }
+  return now;
+}
+
+void resetInfoCounters(ProxyContext& context) {
+  context.info_baseline.reset(collectCounters(context));
+}
 
 RateSampler::Sample RateSampler::base(const Sample& now) {
   constexpr uint64_t kWindowUs = 2000000;  // rates over about the last two seconds
@@ -204,8 +306,12 @@ std::string infoReport(const ProxyContext& context, std::string_view sections, b
   const auto cfg = context.config();
   // The shards' own INFO, as last polled (keyspace_poller.h).
   const std::vector<ShardKeyspace> shards =
-      (want & (kClients | kMemory | kPersistence | kStats)) != 0 ? context.keyspace.snapshot()
-                                                                 : std::vector<ShardKeyspace>();
+      (want & (kServer | kClients | kMemory | kPersistence | kStats)) != 0
+          ? context.keyspace.snapshot()
+          : std::vector<ShardKeyspace>();
+  const bool counters = (want & (kStats | kCommandStats | kErrorStats | kLatencyStats)) != 0;
+  const InfoCounters raw = counters ? collectCounters(context) : InfoCounters();
+  const InfoCounters c = counters ? context.info_baseline.since(raw) : InfoCounters();
   auto section = [&](uint32_t bit, const char* title) {
     if ((want & bit) == 0) {
       return false;
@@ -227,12 +333,14 @@ std::string infoReport(const ProxyContext& context, std::string_view sections, b
     line(out, "redis_version", std::string(resp::CommandTable::redisVersion()));
     line(out, "redis_git_sha1", std::string("00000000"));
     line(out, "redis_git_dirty", std::string("0"));
+    line(out, "redis_build_id", buildId());
     line(out, "shardproxy_version", std::string(SHARDPROXY_VERSION));
     line(out, "redis_mode", std::string("standalone"));
     line(out, "os", std::string(uts.sysname) + " " + uts.release + " " + uts.machine);
     line(out, "arch_bits", static_cast<uint64_t>(sizeof(void*) * 8));
     line(out, "monotonic_clock", std::string("POSIX clock_gettime"));
     line(out, "multiplexing_api", std::string("libuv"));
+    line(out, "atomicvar_api", std::string("c11-builtin"));
     line(out, "gcc_version",
          std::to_string(__GNUC__) + "." + std::to_string(__GNUC_MINOR__) + "." +
              std::to_string(__GNUC_PATCHLEVEL__));
@@ -244,6 +352,14 @@ std::string infoReport(const ProxyContext& context, std::string_view sections, b
          static_cast<uint64_t>(tv.tv_sec) * 1000000 + static_cast<uint64_t>(tv.tv_usec));
     line(out, "uptime_in_seconds", now - context.start_time_unix);
     line(out, "uptime_in_days", (now - context.start_time_unix) / 86400);
+    // The shards' timer frequency (their CONFIG GET hz), and the LRU clock as redis-server
+    // computes it (seconds, 24 bits), which OBJECT IDLETIME on the shards counts against.
+    line(out, "hz", combinedField(shards, "hz"));
+    line(out, "configured_hz", combinedField(shards, "configured_hz"));
+    line(out, "lru_clock",
+         (static_cast<uint64_t>(tv.tv_sec) * 1000 + static_cast<uint64_t>(tv.tv_usec) / 1000) /
+                 1000 &
+             ((uint64_t{1} << 24) - 1));
     line(out, "executable", executable());
     line(out, "config_file", context.config_file);
     line(out, "io_threads_active", std::string("0"));
@@ -294,28 +410,8 @@ std::string infoReport(const ProxyContext& context, std::string_view sections, b
     }
   }
   if (section(kStats, "Stats")) {
-    uint64_t accepted = 0, rejected = 0, commands = 0, local = 0, split = 0, refused = 0;
-    uint64_t perr_client = 0, perr_backend = 0, out_limit = 0, paused = 0, in = 0, sent = 0;
-    uint64_t slow = 0, auth_failures = 0, errors = 0;
-    for (const Worker* w : context.workers) {
-      const WorkerStats& s = w->stats();
-      accepted += s.connections_accepted.get();
-      rejected += s.connections_rejected.get();
-      commands += s.commands.get();
-      local += s.commands_local.get();
-      split += s.commands_split.get();
-      refused += s.commands_refused.get();
-      perr_client += s.protocol_errors_client.get();
-      perr_backend += s.protocol_errors_backend.get();
-      out_limit += s.closed_output_limit.get();
-      paused += s.reads_paused.get();
-      in += s.bytes_in.get();
-      sent += s.bytes_out.get();
-      slow += s.slow_requests.get();
-      auth_failures += s.auth_failures.get();
-      errors += s.error_codes.total();
-    }
-    const RateSampler::Sample sample{monoMicros(), commands, in, sent};
+    // The rates run on the raw counters, which a reset does not move.
+    const RateSampler::Sample sample{monoMicros(), raw.commands, raw.in, raw.sent};
     const RateSampler::Sample base = context.info_rates.base(sample);
     // (Another INFO may have taken a sample a moment later than this one: no rate then.)
     const double elapsed =
@@ -328,21 +424,21 @@ std::string infoReport(const ProxyContext& context, std::string_view sections, b
     // In redis-server's order: the proxy's own client-side figures, and (S) the shards' figures
     // about their data, combined by the rules above.
     auto shard = [&](std::string_view key) { line(out, key, combinedField(shards, key)); };
-    line(out, "total_connections_received", accepted);
-    line(out, "total_commands_processed", commands);
+    line(out, "total_connections_received", c.accepted);
+    line(out, "total_commands_processed", c.commands);
     line(out, "instantaneous_ops_per_sec",
-         static_cast<uint64_t>(rate(commands, base.commands) + 0.5));
-    line(out, "total_net_input_bytes", in);
-    line(out, "total_net_output_bytes", sent);
+         static_cast<uint64_t>(rate(raw.commands, base.commands) + 0.5));
+    line(out, "total_net_input_bytes", c.in);
+    line(out, "total_net_output_bytes", c.sent);
     shard("total_net_repl_input_bytes");
     shard("total_net_repl_output_bytes");
-    line(out, "instantaneous_input_kbps", fixed(rate(in, base.bytes_in) / 1024));
-    line(out, "instantaneous_output_kbps", fixed(rate(sent, base.bytes_out) / 1024));
+    line(out, "instantaneous_input_kbps", fixed(rate(raw.in, base.bytes_in) / 1024));
+    line(out, "instantaneous_output_kbps", fixed(rate(raw.sent, base.bytes_out) / 1024));
     for (std::string_view key :
          {"instantaneous_input_repl_kbps", "instantaneous_output_repl_kbps"}) {
       shard(key);
     }
-    line(out, "rejected_connections", rejected);
+    line(out, "rejected_connections", c.rejected);
     for (std::string_view key : {"sync_full",
                                  "sync_partial_ok",
                                  "sync_partial_err",
@@ -375,20 +471,25 @@ std::string infoReport(const ProxyContext& context, std::string_view sections, b
       shard(key);
     }
     line(out, "unexpected_error_replies", std::string("0"));
-    line(out, "total_error_replies", errors);
+    line(out, "total_error_replies", c.errors);
     shard("dump_payload_sanitizations");
+    line(out, "total_reads_processed", c.reads);    // reads from client connections
+    line(out, "total_writes_processed", c.writes);  // writes to client connections
     line(out, "io_threaded_reads_processed", std::string("0"));
     line(out, "io_threaded_writes_processed", std::string("0"));
+    // Client output buffers come from the worker's pool and are never resized in place.
+    line(out, "reply_buffer_shrinks", std::string("0"));
+    line(out, "reply_buffer_expands", std::string("0"));
     // The proxy's own.
-    line(out, "local_commands", local);
-    line(out, "split_commands", split);
-    line(out, "refused_commands", refused);
-    line(out, "client_protocol_errors", perr_client);
-    line(out, "backend_protocol_errors", perr_backend);
-    line(out, "client_output_limit_disconnections", out_limit);
-    line(out, "client_reads_paused", paused);
-    line(out, "slow_requests", slow);
-    line(out, "acl_access_denied_auth", auth_failures);  // Redis 7.2's name for failed AUTHs
+    line(out, "local_commands", c.local);
+    line(out, "split_commands", c.split);
+    line(out, "refused_commands", c.refused);
+    line(out, "client_protocol_errors", c.perr_client);
+    line(out, "backend_protocol_errors", c.perr_backend);
+    line(out, "client_output_limit_disconnections", c.out_limit);
+    line(out, "client_reads_paused", c.paused);
+    line(out, "slow_requests", c.slow);
+    line(out, "acl_access_denied_auth", c.auth_failures);  // Redis 7.2's name for failed AUTHs
     line(out, "config_reloads_ok", context.reloads.succeeded.load());
     line(out, "config_reloads_failed", context.reloads.failed.load());
     uint64_t moved = 0, ask = 0, tryagain = 0;
@@ -428,34 +529,8 @@ std::string infoReport(const ProxyContext& context, std::string_view sections, b
     line(out, "used_cpu_user_main_thread", seconds(thread.ru_utime));
   }
   section(kModules, "Modules");
-  // Per command, summed over the context.workers, in the command table's order.
-  struct Totals {
-    const resp::CommandInfo* cmd = nullptr;
-    uint64_t calls = 0;
-    uint64_t usec = 0;
-    uint64_t failed = 0;
-    std::array<uint64_t, metrics::kLatencyBuckets> buckets{};
-  };
-  std::vector<Totals> totals;
-  for (const Worker* w :
-       (want & (kCommandStats | kLatencyStats)) != 0 ? context.workers : std::vector<Worker*>()) {
-    size_t i = 0;
-    w->stats().commands_by_name.forEach([&](const resp::CommandInfo& cmd, const CommandStats& s) {
-      if (totals.size() <= i) {
-        totals.resize(i + 1);
-      }
-      Totals& t = totals[i++];
-      t.cmd = &cmd;
-      t.calls += s.calls.get();
-      t.usec += s.usec.get();
-      t.failed += s.failed.get();
-      for (size_t b = 0; b < t.buckets.size(); ++b) {
-        t.buckets[b] += s.buckets[b].get();
-      }
-    });
-  }
   if (section(kCommandStats, "Commandstats")) {
-    for (const Totals& t : totals) {
+    for (const InfoCounters::Command& t : c.by_command) {
       if (t.calls == 0 && t.failed == 0) {
         continue;
       }
@@ -468,17 +543,12 @@ std::string infoReport(const ProxyContext& context, std::string_view sections, b
     }
   }
   if (section(kErrorStats, "Errorstats")) {
-    std::map<std::string, uint64_t> codes;  // sorted, as redis-server lists them
-    for (const Worker* w : context.workers) {
-      w->stats().error_codes.forEach(
-          [&](std::string_view code, uint64_t n) { codes[std::string(code)] += n; });
-    }
-    for (const auto& [code, n] : codes) {
+    for (const auto& [code, n] : c.by_code) {
       line(out, "errorstat_" + code, "count=" + std::to_string(n));
     }
   }
   if (section(kLatencyStats, "Latencystats")) {
-    for (const Totals& t : totals) {
+    for (const InfoCounters::Command& t : c.by_command) {
       if (t.calls == 0) {
         continue;
       }

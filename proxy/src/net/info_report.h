@@ -6,15 +6,54 @@
 // field is written in info_report.cc and docs/operations.md (INFO).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "metrics/latency_histogram.h"
+
+namespace sp::resp {
+struct CommandInfo;
+}
+
 namespace sp::net {
 
 struct ProxyContext;
+
+// The proxy's own counters that INFO stats, commandstats, errorstats and latencystats report,
+// summed over the workers.
+struct InfoCounters {
+  struct Command {
+    const resp::CommandInfo* cmd = nullptr;
+    uint64_t calls = 0;
+    uint64_t usec = 0;
+    uint64_t failed = 0;
+    std::array<uint64_t, metrics::kLatencyBuckets> buckets{};
+  };
+  uint64_t accepted = 0, rejected = 0, commands = 0, local = 0, split = 0, refused = 0;
+  uint64_t perr_client = 0, perr_backend = 0, out_limit = 0, paused = 0, in = 0, sent = 0;
+  uint64_t slow = 0, auth_failures = 0, errors = 0, reads = 0, writes = 0;
+  std::vector<Command> by_command;          // in the command table's order
+  std::map<std::string, uint64_t> by_code;  // error replies by code, sorted as redis-server lists
+};
+
+// CONFIG RESETSTAT: INFO reports the counters since the last reset. The counters themselves are
+// never reset (they are also Prometheus counters, which only go up, and each has one writer, its
+// worker); the reset keeps their values at that moment and INFO subtracts them.
+class InfoBaseline {
+ public:
+  void reset(InfoCounters now);
+  // `now` less the values at the last reset (nothing before the first).
+  InfoCounters since(InfoCounters now) const;
+
+ private:
+  mutable std::mutex mu_;
+  InfoCounters base_;  // guarded by mu_
+};
 
 // INFO stats' instantaneous_* rates. The proxy samples nothing in the background, so each INFO
 // leaves a sample and its rates run from an earlier one: the oldest of about the last 2 s, or the
@@ -35,6 +74,9 @@ class RateSampler {
   std::mutex mu_;
   std::vector<Sample> samples_;  // guarded by mu_, oldest first
 };
+
+// CONFIG RESETSTAT's part in the proxy: INFO's counters start again from 0.
+void resetInfoCounters(ProxyContext& context);
 
 // The INFO reply text for `sections` (as ProxyContext::info takes them).
 std::string infoReport(const ProxyContext& context, std::string_view sections, bool admin);

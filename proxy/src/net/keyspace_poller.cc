@@ -103,6 +103,9 @@ struct ShardRule {
 };
 
 constexpr ShardRule kShardRules[] = {
+    // server
+    {"hz", Rule::kFirst},
+    {"configured_hz", Rule::kFirst},
     // memory
     {"total_system_memory", Rule::kMax},
     {"number_of_cached_scripts", Rule::kMax},  // scripts and functions are loaded on every shard

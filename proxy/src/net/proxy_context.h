@@ -83,6 +83,7 @@ struct ProxyContext {
   std::atomic<TopologyWatcher*> topology_watcher{nullptr};
   KeyspaceCache keyspace;          // refreshed by the KeyspacePoller thread
   mutable RateSampler info_rates;  // INFO stats' instantaneous_* (info_report.h)
+  InfoBaseline info_baseline;      // CONFIG RESETSTAT (info_report.h)
 
   // Every shard of the current topology, summed over the workers.
   std::vector<ShardSummary> shardSummaries() const;

@@ -61,6 +61,8 @@ const char* backendStateName(BackendState state);
     "Times reading from a client paused at limits.max_inflight_per_client or a large output " \
     "backlog",                                                                                \
     "", "")                                                                                   \
+  X(client_reads, HotCounter, kCounter, "", "", "", "")                                       \
+  X(client_writes, HotCounter, kCounter, "", "", "", "")                                      \
   X(bytes_in, HotCounter, kCounter, "shardproxy_client_received_bytes_total",                 \
     "Bytes read from client connections", "", "")                                             \
   X(bytes_out, HotCounter, kCounter, "shardproxy_client_sent_bytes_total",                    \

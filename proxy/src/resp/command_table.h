@@ -50,6 +50,8 @@ enum class MergeRule : uint8_t {
   kScanCursor,     // SCAN: one shard, named by the cursor; the reply's cursor re-encoded
   kPubSubAck,      // (P|S)(UN)SUBSCRIBE: the reply is the proxy's own, once every shard confirmed
   kAnyOk,          // SCRIPT KILL, FUNCTION KILL: +OK when a shard killed one, else NOTBUSY
+  // LATENCY LATEST: one entry per event, the newest shard entry's, with the largest max.
+  kLatestPerEvent,
   // CONFIG GET: one value per parameter (the first shard's when they differ), the proxy's own
   // parameters from the proxy (its entries travel as the last fragment). Set by the session: the
   // table keeps config|get local, and the session fans it out.

@@ -2,6 +2,7 @@
 #include "session/admin_commands.h"
 
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 
 #include "config/value_parser.h"
@@ -124,60 +125,76 @@ void configGet(const net::ProxyContext& context, std::span<const std::string_vie
   reply->append(body);
 }
 
-void slowlog(net::Worker& worker, std::span<const std::string_view> args, std::string* reply) {
-  const std::string sub = upper(args[2]);
+// The slow log's reply to `sub` (the subcommand and its arguments): GET [count], LEN, RESET.
+// Redis' SLOWLOG entries have six fields (id, time, microseconds, arguments, client, client
+// name; the arguments are the command's name, the proxy keeps no argument values); PROXY
+// SLOWLOG's add the shard as a seventh, which clients that read six ignore. False when `sub` is
+// none of these.
+bool slowlog(net::Worker& worker, std::span<const std::string_view> sub, bool proxy_form,
+             std::string* reply) {
+  const std::string name = upper(sub[0]);
   const net::ProxyContext& context = worker.context();
   std::vector<const SlowLog*> logs;
   for (const net::Worker* w : context.workers) {
     logs.push_back(&w->slowLog());
   }
   const size_t max_len = worker.config().slowlog_max_len;
-  if (sub == "LEN" && args.size() == 3) {
+  if (name == "LEN" && sub.size() == 1) {
     size_t total = 0;
     for (const SlowLog* log : logs) {
       total += log->size();
     }
     resp::appendInteger(*reply, static_cast<int64_t>(std::min(total, max_len)));
-    return;
+    return true;
   }
-  if (sub == "RESET" && args.size() == 3) {
+  if (name == "RESET" && sub.size() == 1) {
     for (net::Worker* w : context.workers) {
       w->slowLog().reset();
     }
     resp::appendStatus(*reply, "OK");
-    return;
+    return true;
   }
-  if (sub == "GET" && args.size() <= 4) {
-    size_t count = kSlowlogDefaultCount;
-    if (args.size() == 4) {
-      char* end = nullptr;
-      const std::string text(args[3]);
-      const long long n = std::strtoll(text.c_str(), &end, 10);
-      if (text.empty() || *end != '\0' || n < -1) {
-        resp::appendError(*reply, "ERR count should be greater than or equal to -1");
-        return;
-      }
-      count = n == -1 ? max_len : static_cast<size_t>(n);
+  if (name != "GET" || sub.size() > 2) {
+    return false;
+  }
+  size_t count = kSlowlogDefaultCount;
+  if (sub.size() == 2) {
+    char* end = nullptr;
+    const std::string text(sub[1]);
+    errno = 0;
+    const long long n = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || errno != 0 || n < -1) {
+      resp::appendError(*reply, "ERR count should be greater than or equal to -1");
+      return true;
     }
-    const auto entries = mergeNewest(logs, std::min(count, max_len));
-    resp::appendArrayHeader(*reply, static_cast<int64_t>(entries.size()));
-    for (const SlowLogEntry& e : entries) {
-      // Redis' six fields (id, time, microseconds, arguments, client, client name), then the
-      // shard: clients that read six ignore the seventh.
-      resp::appendArrayHeader(*reply, 7);
-      resp::appendInteger(*reply, static_cast<int64_t>(e.id));
-      resp::appendInteger(*reply, static_cast<int64_t>(e.unix_time));
-      resp::appendInteger(*reply, static_cast<int64_t>(e.duration_us));
+    count = n == -1 ? max_len : static_cast<size_t>(n);
+  }
+  const auto entries = mergeNewest(logs, std::min(count, max_len));
+  resp::appendArrayHeader(*reply, static_cast<int64_t>(entries.size()));
+  for (const SlowLogEntry& e : entries) {
+    resp::appendArrayHeader(*reply, proxy_form ? 7 : 6);
+    resp::appendInteger(*reply, static_cast<int64_t>(e.id));
+    resp::appendInteger(*reply, static_cast<int64_t>(e.unix_time));
+    resp::appendInteger(*reply, static_cast<int64_t>(e.duration_us));
+    const std::string_view command = e.command;
+    if (proxy_form) {
       resp::appendArrayHeader(*reply, 1);
-      resp::appendBulk(*reply, e.command);
-      resp::appendBulk(*reply, e.client);
-      resp::appendBulk(*reply, e.client_name);
+      resp::appendBulk(*reply, command);
+    } else {  // "CLIENT ID" -> ["CLIENT", "ID"], as the client sent the words
+      const size_t space = command.find(' ');
+      resp::appendArrayHeader(*reply, space == std::string_view::npos ? 1 : 2);
+      resp::appendBulk(*reply, command.substr(0, space));
+      if (space != std::string_view::npos) {
+        resp::appendBulk(*reply, command.substr(space + 1));
+      }
+    }
+    resp::appendBulk(*reply, e.client);
+    resp::appendBulk(*reply, e.client_name);
+    if (proxy_form) {
       resp::appendBulk(*reply, e.shard);
     }
-    return;
   }
-  resp::appendError(*reply, "ERR unknown subcommand or wrong number of arguments for 'SLOWLOG " +
-                                std::string(args[2]) + "'. Try PROXY HELP.");
+  return true;
 }
 
 void reload(ClientSession& session, const resp::CommandInfo& cmd, std::string* reply) {
@@ -205,8 +222,8 @@ void reload(ClientSession& session, const resp::CommandInfo& cmd, std::string* r
 void help(std::string* reply) {
   static constexpr std::string_view kLines[] = {
       "PROXY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-      "INFO [<section>]",
-      "    The proxy's INFO: server, clients, stats, keyspace, shards.",
+      "INFO [<section> ...]",
+      "    The proxy's INFO: every section of redis-server's, and shards.",
       "SHARDS",
       "    Every shard with its address, state, connections and counters.",
       "SLOTS",
@@ -416,7 +433,11 @@ void runAdminCommand(ClientSession& session, const resp::CommandInfo& cmd,
       configGet(worker.context(), args.subspan(3), reply);
     }
   } else if (name == "proxy|slowlog") {
-    slowlog(worker, args, reply);
+    if (!slowlog(worker, args.subspan(2), true, reply)) {
+      resp::appendError(*reply,
+                        "ERR unknown subcommand or wrong number of arguments for 'SLOWLOG " +
+                            std::string(args[2]) + "'. Try PROXY HELP.");
+    }
   } else if (name == "proxy|reload") {
     reload(session, cmd, reply);
   } else if (name == "proxy|help") {
@@ -424,6 +445,32 @@ void runAdminCommand(ClientSession& session, const resp::CommandInfo& cmd,
   } else {
     resp::appendError(*reply, "ERR unknown subcommand '" + std::string(name) + "'");
   }
+}
+
+void runSlowlog(ClientSession& session, std::span<const std::string_view> args,
+                std::string* reply) {
+  if (upper(args[1]) == "HELP") {
+    static constexpr std::string_view kLines[] = {
+        "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GET [<count>]",
+        "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+        "    Entries are made of:",
+        "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+        "    client name",
+        "LEN",
+        "    Return the length of the slowlog.",
+        "RESET",
+        "    Reset the slowlog.",
+        "HELP",
+        "    Prints this help.",
+    };
+    resp::appendArrayHeader(*reply, static_cast<int64_t>(std::size(kLines)));
+    for (std::string_view l : kLines) {
+      resp::appendStatus(*reply, l);
+    }
+    return;
+  }
+  slowlog(session.worker(), args.subspan(1), false, reply);  // arity checked by the table
 }
 
 }  // namespace sp::session

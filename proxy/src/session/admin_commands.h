@@ -1,6 +1,6 @@
 // PROXY: the proxy's own admin command, over RESP (redis-cli -p 6380 PROXY SHARDS).
 //
-//   PROXY INFO [section]       the INFO text (server clients stats keyspace shards)
+//   PROXY INFO [section ...]   the INFO text (every section of redis-server's, and shards)
 //   PROXY SHARDS               every shard: address, state, connections, slots, counters
 //   PROXY SLOTS                [first, last, [host, port, name]] per slot range, like CLUSTER SLOTS
 //   PROXY CONFIG GET pattern.. the effective configuration as key/value pairs (glob patterns,
@@ -30,6 +30,11 @@ class ClientSession;
 // reply to *reply, or leaves it empty after ClientSession::deferReply (RELOAD).
 void runAdminCommand(ClientSession& session, const resp::CommandInfo& cmd,
                      std::span<const std::string_view> args, std::string* reply);
+
+// SLOWLOG GET [count] | LEN | RESET | HELP, answered as redis-server does from the proxy's slow
+// log (the requests slower than slowlog-log-slower-than from parse to reply). `args` starts with
+// SLOWLOG; arity already checked.
+void runSlowlog(ClientSession& session, std::span<const std::string_view> args, std::string* reply);
 
 // The effective configuration as (dotted key, value) pairs, in conf/proxy.yaml order; passwords
 // are shown as "(set)" or "".

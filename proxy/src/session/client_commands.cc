@@ -1,4 +1,4 @@
-// AUTH, HELLO, CLIENT INFO / LIST / KILL / NO-EVICT, CONFIG GET (config_commands.h) / RESETSTAT.
+// AUTH, HELLO, CLIENT INFO / LIST / KILL / NO-EVICT, CONFIG GET (config_commands.h).
 #include "session/client_commands.h"
 
 #include <arpa/inet.h>
@@ -456,8 +456,6 @@ bool ClientCommands::run(ClientSession& session, const resp::CommandInfo& cmd,
     }
   } else if (name == "config|get") {
     ConfigCommands::get(session, cmd, args, reply);
-  } else if (name == "config|resetstat") {
-    resp::appendStatus(*reply, "OK");
   } else {
     return false;
   }

@@ -123,6 +123,7 @@ void ClientSession::onRead(ssize_t nread, const uv_buf_t* buf) {
 
 void ClientSession::consumeInput(size_t nread, const uv_buf_t* buf) {
   worker_.stats().bytes_in.add(nread);
+  worker_.stats().client_reads.add();
   if (buf->base == worker_.readBuffer()) {
     std::string_view data(buf->base, nread);
     size_t used = processInput(data);
@@ -558,6 +559,7 @@ void ClientSession::flush() {
   }
   const size_t size = out_->size();
   worker_.stats().bytes_out.add(size);
+  worker_.stats().client_writes.add();
   uv_buf_t buf = uv_buf_init(const_cast<char*>(out_->readPtr()), static_cast<unsigned>(size));
   int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
   if (n > 0) {

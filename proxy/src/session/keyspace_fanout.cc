@@ -102,6 +102,53 @@ void combineArrays(PendingRequest* request, bool pairs) {
   request->reply = std::move(out);
 }
 
+// LATENCY LATEST: [event, time, latest ms, max ms] per event and shard. One entry per event: the
+// time and latency of the newest shard entry, and the largest max of any shard.
+void latestPerEvent(PendingRequest* request) {
+  std::vector<std::vector<std::string_view>> elements;
+  if (!allElements(request, &elements)) {
+    return;
+  }
+  struct Event {
+    std::string_view name;  // the element's bytes
+    int64_t time = 0, latest = 0, max = 0;
+  };
+  std::vector<Event> events;  // in the order first seen
+  std::vector<std::string_view> fields;
+  for (const auto& fragment : elements) {
+    for (std::string_view entry : fragment) {
+      Event e;
+      if (!resp::readArrayElements(entry, &fields) || fields.size() != 4 ||
+          !resp::readInteger(fields[1], &e.time) || !resp::readInteger(fields[2], &e.latest) ||
+          !resp::readInteger(fields[3], &e.max)) {
+        request->reply = kUnexpected;
+        return;
+      }
+      e.name = fields[0];
+      auto seen = std::find_if(events.begin(), events.end(),
+                               [&](const Event& x) { return x.name == e.name; });
+      if (seen == events.end()) {
+        events.push_back(e);
+        continue;
+      }
+      if (e.time > seen->time) {
+        seen->time = e.time;
+        seen->latest = e.latest;
+      }
+      seen->max = std::max(seen->max, e.max);
+    }
+  }
+  request->reply.clear();
+  resp::appendArrayHeader(request->reply, std::ssize(events));
+  for (const Event& e : events) {
+    resp::appendArrayHeader(request->reply, 4);
+    request->reply.append(e.name);
+    resp::appendInteger(request->reply, e.time);
+    resp::appendInteger(request->reply, e.latest);
+    resp::appendInteger(request->reply, e.max);
+  }
+}
+
 void minInteger(PendingRequest* request) {
   int64_t best = std::numeric_limits<int64_t>::max();
   for (const auto& r : request->fragment_replies) {
@@ -406,6 +453,9 @@ void mergeFanoutReplies(PendingRequest* request) {
     case resp::MergeRule::kConfigGet:
       configGetMerge(request);
       return;
+    case resp::MergeRule::kLatestPerEvent:
+      latestPerEvent(request);
+      return;
     case resp::MergeRule::kNone:
     case resp::MergeRule::kArrayInKeyOrder:
     case resp::MergeRule::kSumIntegers:
@@ -500,6 +550,9 @@ SessionState::Verdict SessionState::onFanout(const resp::RequestFrame& frame, st
     return Verdict::kDefer;
   }
   net::Worker& w = worker();
+  if (cmd.name == "config|resetstat") {
+    net::resetInfoCounters(w.context());  // the proxy's part; every shard resets its own
+  }
   PendingRequest* request = queueRequest(&cmd);
   if (cmd.merge == resp::MergeRule::kScanCursor || cmd.merge == resp::MergeRule::kFirstShard) {
     // One shard: the cursor's, or the first.

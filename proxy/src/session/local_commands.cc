@@ -672,8 +672,10 @@ void runLocalCommand(ClientSession& session, const resp::CommandInfo& cmd,
     resp::appendBulk(*reply, session.worker().context().info(section, admin));
   } else if (cmd.has(resp::kCmdProxy)) {
     runAdminCommand(session, cmd, args, reply);
+  } else if (name.starts_with("slowlog|")) {
+    runSlowlog(session, args, reply);
   } else if (ClientCommands::run(session, cmd, args, reply, close_after)) {
-    // CLIENT INFO / LIST / KILL / NO-EVICT, CONFIG GET / RESETSTAT: client_commands.h
+    // CLIENT INFO / LIST / KILL / NO-EVICT, CONFIG GET: client_commands.h
   } else {
     resp::appendError(*reply,
                       "ERR command '" + std::string(name) + "' is not supported by shardproxy");

@@ -332,7 +332,11 @@ TEST(CommandTableTest, LocalCommandsAreExactlyTheListedOnes) {
                                                "client|no-evict",
                                                "config",
                                                "config|get",
-                                               "config|resetstat",
+                                               "slowlog",
+                                               "slowlog|get",
+                                               "slowlog|len",
+                                               "slowlog|reset",
+                                               "slowlog|help",
                                                "proxy",
                                                "proxy|info",
                                                "proxy|shards",
@@ -371,12 +375,13 @@ TEST(CommandTableTest, ClassesAreConsistent) {
     }
   }
   for (std::string_view name :
-       {"shutdown",      "debug",    "monitor",      "sync",           "psync",       "replicaof",
-        "slaveof",       "save",     "bgsave",       "bgrewriteaof",   "failover",    "cluster",
-        "cluster|slots", "readonly", "readwrite",    "asking",         "acl",         "module",
-        "script",        "function", "swapdb",       "move",           "migrate",     "latency",
-        "lolwut",        "memory",   "memory|stats", "object",         "object|help", "slowlog",
-        "role",          "replconf", "pubsub",       "config|rewrite", "wait"}) {
+       {"shutdown",  "debug",        "monitor",       "sync",           "psync",
+        "replicaof", "slaveof",      "save",          "bgsave",         "bgrewriteaof",
+        "failover",  "cluster",      "cluster|slots", "readonly",       "readwrite",
+        "asking",    "acl",          "module",        "script",         "function",
+        "swapdb",    "move",         "migrate",       "latency",        "lolwut",
+        "memory",    "memory|stats", "object",        "object|help",    "latency|doctor",
+        "role",      "replconf",     "pubsub",        "config|rewrite", "wait"}) {
     const CommandInfo* c = entry(name);
     ASSERT_NE(c, nullptr) << name;
     EXPECT_TRUE(c->has(kCmdUnsupported)) << name;
@@ -389,14 +394,25 @@ TEST(CommandTableTest, ClassesAreConsistent) {
     EXPECT_TRUE(c->has(kCmdSession)) << name;
   }
   const std::map<std::string_view, MergeRule> fanout = {
-      {"dbsize", MergeRule::kSumIntegers},     {"keys", MergeRule::kConcatArrays},
-      {"scan", MergeRule::kScanCursor},        {"randomkey", MergeRule::kRandomNonNull},
-      {"flushall", MergeRule::kAllOk},         {"flushdb", MergeRule::kAllOk},
-      {"lastsave", MergeRule::kMinInteger},    {"time", MergeRule::kFirstShard},
-      {"script|kill", MergeRule::kAnyOk},      {"function|kill", MergeRule::kAnyOk},
-      {"script|load", MergeRule::kAllEqual},   {"script|exists", MergeRule::kAndIntegers},
-      {"pubsub|numsub", MergeRule::kSumPairs}, {"pubsub|channels", MergeRule::kUnionArrays},
-      {"function|load", MergeRule::kAllEqual}, {"config|set", MergeRule::kAllOk},
+      {"dbsize", MergeRule::kSumIntegers},
+      {"keys", MergeRule::kConcatArrays},
+      {"scan", MergeRule::kScanCursor},
+      {"randomkey", MergeRule::kRandomNonNull},
+      {"flushall", MergeRule::kAllOk},
+      {"flushdb", MergeRule::kAllOk},
+      {"lastsave", MergeRule::kMinInteger},
+      {"time", MergeRule::kFirstShard},
+      {"script|kill", MergeRule::kAnyOk},
+      {"function|kill", MergeRule::kAnyOk},
+      {"script|load", MergeRule::kAllEqual},
+      {"script|exists", MergeRule::kAndIntegers},
+      {"pubsub|numsub", MergeRule::kSumPairs},
+      {"pubsub|channels", MergeRule::kUnionArrays},
+      {"function|load", MergeRule::kAllEqual},
+      {"config|set", MergeRule::kAllOk},
+      {"config|resetstat", MergeRule::kAllOk},
+      {"latency|latest", MergeRule::kLatestPerEvent},
+      {"latency|reset", MergeRule::kSumIntegers},
   };
   for (const auto& [name, rule] : fanout) {
     const CommandInfo* c = entry(name);

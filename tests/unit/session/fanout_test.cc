@@ -1,4 +1,5 @@
-// Merging the replies of split commands: MGET key order, integer sums, MSET all-OK, errors.
+// Merging the replies of split and fanned-out commands: MGET key order, integer sums, MSET
+// all-OK, errors, script kills, LATENCY LATEST.
 #include "session/fanout.h"
 
 #include <gtest/gtest.h>
@@ -80,6 +81,34 @@ TEST(FanoutMergeTest, KillReportsAnotherErrorBeforeNotBusy) {
        "-UNKILLABLE Sorry the script already executed write commands against the dataset.\r\n"});
   mergeReplies(&r);
   EXPECT_EQ(r.reply.substr(0, 11), "-UNKILLABLE");
+}
+
+std::string latencyEntry(std::string_view event, int time, int latest, int max) {
+  return "*4\r\n$" + std::to_string(event.size()) + "\r\n" + std::string(event) +
+         "\r\n:" + std::to_string(time) + "\r\n:" + std::to_string(latest) +
+         "\r\n:" + std::to_string(max) + "\r\n";
+}
+
+TEST(FanoutMergeTest, LatencyLatestKeepsOneEntryPerEvent) {
+  // Per event: the newest entry's time and latency, the largest max of any shard.
+  PendingRequest r =
+      splitRequest(resp::MergeRule::kLatestPerEvent,
+                   {"*2\r\n" + latencyEntry("command", 100, 7, 30) + latencyEntry("fork", 90, 2, 2),
+                    "*0\r\n", "*1\r\n" + latencyEntry("command", 120, 5, 9)});
+  mergeReplies(&r);
+  EXPECT_EQ(r.reply,
+            "*2\r\n" + latencyEntry("command", 120, 5, 30) + latencyEntry("fork", 90, 2, 2));
+}
+
+TEST(FanoutMergeTest, LatencyLatestOfAnUnexpectedShapeIsAnError) {
+  PendingRequest r = splitRequest(resp::MergeRule::kLatestPerEvent,
+                                  {"*1\r\n*2\r\n$7\r\ncommand\r\n:1\r\n", "*0\r\n"});
+  mergeReplies(&r);
+  EXPECT_EQ(r.reply[0], '-');
+  PendingRequest failed =
+      splitRequest(resp::MergeRule::kLatestPerEvent, {"*0\r\n", "-ERR shard unavailable\r\n"});
+  mergeReplies(&failed);
+  EXPECT_EQ(failed.reply, "-ERR shard unavailable\r\n");
 }
 
 }  // namespace
