@@ -54,9 +54,9 @@ import time
 #   8. Redis flag "admin"                               -> unsupported ("server administration")
 #   9. takes no key at all (no key specs, first key 0)  -> unsupported ("keyless: no fan-out")
 #  10. otherwise                                        -> routed by key
-# A container (CLIENT, OBJECT, ...) gets a class of its own: its entry governs a request whose
-# subcommand is unknown. Containers of local subcommands are local (the local handler answers
-# "unknown subcommand"); other containers are keyless, hence unsupported by rule 8.
+# A container (CLIENT, OBJECT, ...) gets a class of its own. A request whose subcommand is unknown
+# is answered redis-server's "unknown subcommand" error whatever that class (the subcommand is
+# unknown to redis-server too); the class governs the container named alone (its arity error).
 POLICY = {
     # name -> (MergeRule enumerator, arguments per key)
     "split": {
@@ -73,7 +73,7 @@ POLICY = {
         "command|getkeys", "command|getkeysandflags", "command|help",
         "client", "client|setname", "client|getname", "client|id",
         "client|info", "client|list", "client|kill", "client|no-evict",
-        "config", "config|get",
+        "config", "config|get", "config|help",
         # The proxy's slow log, in redis-server's form (session/admin_commands.cc).
         "slowlog", "slowlog|get", "slowlog|len", "slowlog|reset", "slowlog|help",
         # The proxy's own admin command (SYNTHETIC below), answered by session/admin_commands.cc.
@@ -753,8 +753,8 @@ def write_docs(path, version, top):
         o.append("| %s | %d |" % (k, len(by[k])))
     o += ["",
           "A container (CLIENT, OBJECT, XINFO, ...) takes the class of its subcommand; an unknown",
-          "subcommand of CLIENT or COMMAND is answered by the proxy (`unknown subcommand`), of any",
-          "other container refused as unsupported.",
+          "subcommand of any container is answered as redis-server answers it (`unknown",
+          "subcommand 'x'. Try OBJECT HELP.`).",
           "",
           "## Routed to the shard that owns the key",
           "",

@@ -122,10 +122,6 @@ def _unsupported_commands():
 UNSUPPORTED = _unsupported_commands()
 _UNSUPPORTED_REPLY = re.compile(
     rb"^-ERR command '([a-z_| -]+)' is not supported by shardproxy\r\n$")
-# Containers whose unknown subcommands the proxy refuses as unsupported (docs/commands.md:
-# "of any other container refused as unsupported"); CLIENT and COMMAND answer them locally.
-_CONTAINERS = {b"OBJECT", b"SCRIPT", b"FUNCTION", b"XINFO", b"XGROUP", b"MEMORY", b"PUBSUB",
-               b"CONFIG", b"SLOWLOG", b"LATENCY", b"ACL", b"CLUSTER", b"MODULE"}
 
 
 class Context:
@@ -163,11 +159,7 @@ def _unsupported(cmd, ref, proxy, ctx):
     match = _UNSUPPORTED_REPLY.match(proxy)
     if not match:
         return False
-    label = match.group(1).decode()
-    if label in UNSUPPORTED:
-        return True
-    # An unknown subcommand of a container other than CLIENT and COMMAND.
-    return cmd.name in _CONTAINERS and label == cmd.name.decode().lower()
+    return match.group(1).decode() in UNSUPPORTED
 
 
 # (predicate, reason). A predicate sees the request (generator.Cmd), both replies (exact
@@ -181,9 +173,8 @@ ALLOWED = [
                           "-EXECABORT (README, Commands: Transactions)"),
     (_keyless_script, "a script call with no keys that may reach the keyspace (EVAL with "
                       "redis.call, every EVALSHA and FCALL) is refused (README: keyless_scripts)"),
-    (_unsupported, "a command docs/commands.md lists as unsupported, or an unknown subcommand "
-                   "of a container other than CLIENT/COMMAND, is refused with 'not supported "
-                   "by shardproxy'"),
+    (_unsupported, "a command docs/commands.md lists as unsupported is refused with 'not "
+                   "supported by shardproxy'"),
 ]
 
 

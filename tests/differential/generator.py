@@ -859,7 +859,7 @@ class Generator:
         the reference; the refusal is allow-listed."""
         return Cmd(self.pick([[b"WAIT", b"0", b"0"], [b"ROLE"], [b"LATENCY", b"DOCTOR"],
                               [b"OBJECT", b"HELP"], [b"MEMORY", b"DOCTOR"], [b"LOLWUT"],
-                              [b"SCRIPT", b"NOSUCH"], [b"XINFO", b"HELP"]]))
+                              [b"CLUSTER", b"INFO"], [b"XINFO", b"HELP"]]))
 
     def _flushall(self, conn, m):
         if any(x.watching for x in self.models):

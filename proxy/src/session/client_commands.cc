@@ -456,6 +456,24 @@ bool ClientCommands::run(ClientSession& session, const resp::CommandInfo& cmd,
     }
   } else if (name == "config|get") {
     ConfigCommands::get(session, cmd, args, reply);
+  } else if (name == "config|help") {
+    static constexpr std::string_view kLines[] = {
+        "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GET <pattern>",
+        "    Return parameters matching the glob-like <pattern> and their values.",
+        "SET <directive> <value>",
+        "    Set the configuration <directive> to <value>.",
+        "RESETSTAT",
+        "    Reset statistics reported by the INFO command.",
+        "REWRITE",
+        "    Rewrite the configuration file.",
+        "HELP",
+        "    Prints this help.",
+    };
+    resp::appendArrayHeader(*reply, std::ssize(kLines));
+    for (std::string_view line : kLines) {
+      resp::appendStatus(*reply, line);
+    }
   } else {
     return false;
   }

@@ -1,5 +1,5 @@
 // Connection commands the proxy answers from its own state: AUTH and HELLO (SessionState
-// routes them), CLIENT INFO / LIST / KILL / NO-EVICT, and CONFIG GET.
+// routes them), CLIENT INFO / LIST / KILL / NO-EVICT, and CONFIG GET / HELP.
 //
 // HELLO 2 and HELLO 3 switch the connection's protocol (resp/protocol.h) and answer the server
 // map as Redis does, in the new protocol; HELLO without a version keeps it. CLIENT LIST and CLIENT
@@ -22,7 +22,7 @@ class ClientSession;
 
 class ClientCommands {
  public:
-  // client|info, client|list, client|kill, client|no-evict, config|get.
+  // client|info, client|list, client|kill, client|no-evict, config|get, config|help.
   // False when `cmd` is none of them. *reply stays empty when the answer comes later through
   // ClientSession::deferReply (CONFIG GET through the shards, CLIENT LIST / KILL with several
   // workers). *close_after: the client killed itself (CLIENT KILL).

@@ -197,19 +197,10 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
     stats.commands.add();
   }
   if (cmd == nullptr) {
-    std::string err = "-ERR unknown command '";
-    err.append(args[0].substr(0, 128));
-    err += "', with args beginning with: ";
-    for (size_t i = 1; i < args.size() && i < 8; ++i) {
-      err += "'";
-      err.append(args[i].substr(0, 128));
-      err += "' ";
-    }
-    err += "\r\n";
-    refuse(err);
+    refuse(unknownCommandError(args));
     return;
   }
-  if (cmd->has(resp::kCmdContainer) && args.size() >= 2 && !cmd->has(resp::kCmdUnsupported)) {
+  if (cmd->has(resp::kCmdContainer) && args.size() >= 2) {
     // Subcommands newer than the table that client libraries send at connect (a session with a
     // SessionState has answered them there already).
     if (std::string reply; clientSetInfo(args, &reply)) {
@@ -222,14 +213,7 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
       }
       return;
     }
-    std::string err = "-ERR unknown subcommand '";
-    err.append(args[1].substr(0, 128));
-    err += "'. Try ";
-    for (char c : cmd->name) {
-      err += static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
-    }
-    err += " HELP.\r\n";
-    refuse(err);
+    refuse(unknownSubcommandError(*cmd, args[1]));
     return;
   }
   // Split commands take groups of args_per_key arguments (MSET: key value); a partial group is

@@ -54,6 +54,17 @@ std::string unknownCommandError(std::span<const std::string_view> args) {
   return err;
 }
 
+std::string unknownSubcommandError(const resp::CommandInfo& container, std::string_view sub) {
+  std::string err = "-ERR unknown subcommand '";
+  err.append(sub.substr(0, 128));
+  err += "'. Try ";
+  for (char c : container.name) {
+    err += static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
+  }
+  err += " HELP.\r\n";
+  return err;
+}
+
 std::string arityError(const resp::CommandInfo& cmd) {
   if (cmd.name == "exec") {  // redis-server discards the transaction (if any) and says why
     return "-EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' "
@@ -66,22 +77,15 @@ std::string requestError(const resp::CommandInfo* cmd, std::span<const std::stri
   if (cmd == nullptr) {
     return unknownCommandError(args);
   }
-  if (cmd->has(resp::kCmdContainer) && args.size() >= 2 && !cmd->has(resp::kCmdUnsupported)) {
-    std::string err = "-ERR unknown subcommand '";
-    err.append(args[1].substr(0, 128));
-    err += "'. Try ";
-    for (char c : cmd->name) {
-      err += static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
-    }
-    err += " HELP.\r\n";
-    return err;
+  if (cmd->has(resp::kCmdContainer) && args.size() >= 2) {
+    return unknownSubcommandError(*cmd, args[1]);
   }
   if (!resp::arityOk(*cmd, args.size()) ||
       (cmd->has(resp::kCmdSplit) && (args.size() - 1) % cmd->args_per_key != 0)) {
     return arityError(*cmd);
   }
   if (cmd->has(resp::kCmdUnsupported)) {
-    return "-ERR command '" + commandLabel(cmd->name) + "' is not supported by shardproxy\r\n";
+    return unsupportedError(cmd->name);
   }
   return {};
 }

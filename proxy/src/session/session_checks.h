@@ -18,6 +18,10 @@ inline constexpr std::string_view kCrossSlotError =
 // "-ERR unknown command 'x', with args beginning with: ..." for an unknown command.
 std::string unknownCommandError(std::span<const std::string_view> args);
 
+// "-ERR unknown subcommand 'x'. Try CONTAINER HELP." for a subcommand the command table does not
+// have, of any container: it is unknown to redis-server too.
+std::string unknownSubcommandError(const resp::CommandInfo& container, std::string_view sub);
+
 // "-ERR wrong number of arguments for 'x' command" (EXEC: "-EXECABORT Transaction discarded
 // because of: wrong number of arguments for 'exec' command", as redis-server answers).
 std::string arityError(const resp::CommandInfo& cmd);

@@ -332,6 +332,7 @@ TEST(CommandTableTest, LocalCommandsAreExactlyTheListedOnes) {
                                                "client|no-evict",
                                                "config",
                                                "config|get",
+                                               "config|help",
                                                "slowlog",
                                                "slowlog|get",
                                                "slowlog|len",
