@@ -13,6 +13,7 @@
 #include "core/clock.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
+#include "resp/errors.h"
 #include "session/client_session.h"
 #include "session/request_observer.h"
 
@@ -43,12 +44,7 @@ BackendConn::BackendConn(net::Worker& worker, uint16_t shard, route::ShardAddres
 BackendConn::~BackendConn() { SP_ASSERT(!tcp_open_ && fifo_.empty()); }
 
 std::string BackendConn::unavailableError(std::string_view reason) const {
-  std::string out = "-ERR shard ";
-  out += address_.label();
-  out += " unavailable: ";
-  out += reason;
-  out += "\r\n";
-  return out;
+  return resp::err::shardUnavailable(address_.label(), reason);
 }
 
 std::string BackendConn::ejectedError() const {

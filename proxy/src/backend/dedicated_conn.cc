@@ -13,6 +13,7 @@
 #include "core/assert.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
+#include "resp/errors.h"
 #include "resp/reply_reader.h"
 #include "session/client_session.h"
 
@@ -354,11 +355,7 @@ void DedicatedConn::failOps(std::string_view reason) {
   if (ops_.empty()) {
     return;
   }
-  std::string error = "-ERR shard ";
-  error += address_.label();
-  error += " unavailable: ";
-  error += reason;
-  error += "\r\n";
+  const std::string error = resp::err::shardUnavailable(address_.label(), reason);
   // Answering a request can make its session release or discard connections (this one
   // included), so take the ops out first.
   std::deque<Op> ops;
@@ -434,7 +431,7 @@ DedicatedConn* DedicatedPool::acquire(uint16_t shard, DedicatedConn::Mode mode,
                                       resp::Protocol protocol) {
   const route::Topology& topology = worker_.topology();
   if (shut_down_ || shard >= topology.shardCount()) {
-    *error = "-ERR shardproxy is shutting down\r\n";
+    *error = resp::err::kShuttingDown;
     return nullptr;
   }
   BackendConn& shared = worker_.backendAt(shard, 0);
@@ -465,7 +462,7 @@ DedicatedConn* DedicatedPool::acquire(uint16_t shard, DedicatedConn::Mode mode,
   conn->start();
   if (conn->failed_) {
     // It failed at once (cannot resolve, cannot connect); it frees itself once closed.
-    *error = "-ERR shard " + address.label() + " unavailable: " + conn->failure_ + "\r\n";
+    *error = resp::err::shardUnavailable(address.label(), conn->failure_);
     return nullptr;
   }
   conn->owner_ = owner;

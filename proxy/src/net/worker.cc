@@ -18,6 +18,7 @@
 #include "core/clock.h"
 #include "net/tcp_keepalive.h"
 #include "net/topology_source.h"
+#include "resp/errors.h"
 #include "session/client_session.h"
 
 namespace sp::net {
@@ -39,7 +40,7 @@ constexpr int kListenBacklog = 4096;
 // the loop has served the other connections.
 constexpr int kAcceptBatch = 64;
 constexpr uint64_t kAcceptPauseMs = 100;  // accept failed and could not be answered: wait
-constexpr std::string_view kMaxClientsError = "-ERR max number of clients reached\r\n";
+constexpr std::string_view kMaxClientsError = resp::err::kMaxClients;
 
 int openSpare() { return ::open("/dev/null", O_RDONLY | O_CLOEXEC); }
 
@@ -409,7 +410,7 @@ void Worker::onConnection(int fd) {
   const uint64_t open = context_.clients_open.fetch_add(1, std::memory_order_relaxed) + 1;
   if (uv_tcp_open(session->handle(), fd) != 0) {
     ::close(fd);
-    session->close("accept failed");
+    session->close(CloseReason::kError, "accept failed");
     return;
   }
   const uint64_t limit = std::min<uint64_t>(config_->limits.max_clients,
@@ -453,7 +454,7 @@ void Worker::onIdleTimer() {
     }
   }
   for (session::ClientSession* s : idle) {
-    s->close("idle timeout");
+    s->close(CloseReason::kIdleTimeout);
   }
 }
 
@@ -775,7 +776,7 @@ void Worker::closeEverything() {
   closed_ = true;
   std::vector<session::ClientSession*> sessions(sessions_.begin(), sessions_.end());
   for (session::ClientSession* s : sessions) {
-    s->close("shutdown");
+    s->close(CloseReason::kShutdown);
   }
   // Their clients have gone: answering the waiting retries releases the requests.
   std::vector<DeferredRetry> retries;

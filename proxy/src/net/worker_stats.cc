@@ -104,31 +104,6 @@ void ErrorCodes::count(std::string_view reply) {
   used_.store(used + 1, std::memory_order_release);
 }
 
-CloseReason closeReason(std::string_view why) {
-  if (why == "client closed") {
-    return CloseReason::kClientClosed;
-  }
-  if (why == "quit") {
-    return CloseReason::kQuit;
-  }
-  if (why == "output buffer limit") {
-    return CloseReason::kOutputLimit;
-  }
-  if (why == "refused") {
-    return CloseReason::kMaxClients;
-  }
-  if (why == "shutdown") {
-    return CloseReason::kShutdown;
-  }
-  if (why == "out of memory") {
-    return CloseReason::kOutOfMemory;
-  }
-  if (why == "idle timeout") {
-    return CloseReason::kIdleTimeout;
-  }
-  return CloseReason::kError;
-}
-
 std::string_view ProtocolErrors::reasonName(resp::ParseError reason) {
   return reason == resp::ParseError::kNone ? "unexpected_reply" : resp::errorName(reason);
 }

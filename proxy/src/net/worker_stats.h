@@ -144,7 +144,8 @@ inline constexpr size_t kRequestResults = 4;
 inline constexpr std::array<std::string_view, kRequestResults> kRequestResultNames = {
     "ok", "error", "unavailable", "refused"};
 
-// Why a client connection closed (ClientSession::close's reason, mapped by closeReason()).
+// Why a client connection closed (ClientSession::close's reason): the metric label, and the log
+// text with the detail its caller adds (a socket error, "killed by CLIENT KILL").
 enum class CloseReason : uint8_t {
   kClientClosed,
   kQuit,
@@ -159,11 +160,12 @@ inline constexpr size_t kCloseReasons = 8;
 inline constexpr std::array<std::string_view, kCloseReasons> kCloseReasonNames = {
     "client_closed", "quit",          "output_limit", "max_clients",
     "shutdown",      "out_of_memory", "idle_timeout", "error"};
-// "client closed" -> client_closed, "quit" (QUIT, or after a protocol error reply) -> quit,
-// "output buffer limit", "refused", "shutdown", "out of memory" (a request or reply that the
-// memory left could not hold), "idle timeout" (limits.timeout); anything else (socket errors)
-// -> error.
-CloseReason closeReason(std::string_view why);
+// kQuit: QUIT, or after a protocol error reply; kMaxClients: refused at accept; kOutOfMemory: a
+// request or reply that the memory left could not hold; kIdleTimeout: limits.timeout; kError:
+// socket errors, CLIENT KILL, a lost subscriber connection.
+inline constexpr std::array<std::string_view, kCloseReasons> kCloseReasonTexts = {
+    "client closed", "quit",          "output buffer limit", "refused",
+    "shutdown",      "out of memory", "idle timeout",        "error"};
 
 inline constexpr size_t kParseErrors = static_cast<size_t>(resp::ParseError::kTooDeep) + 1;
 
@@ -331,7 +333,7 @@ struct WorkerStats {
   void countRequest(CommandClass c, RequestResult r) {
     requests[static_cast<size_t>(c)][static_cast<size_t>(r)].add();
   }
-  void countClose(std::string_view why) { closed[static_cast<size_t>(closeReason(why))].add(); }
+  void countClose(CloseReason why) { closed[static_cast<size_t>(why)].add(); }
 };
 
 #undef SP_DECLARE_FIELD

@@ -10,6 +10,7 @@
 #include "net/reload.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
+#include "resp/errors.h"
 #include "session/client_session.h"
 #include "session/slow_log.h"
 
@@ -164,7 +165,7 @@ bool slowlog(net::Worker& worker, std::span<const std::string_view> sub, bool pr
     errno = 0;
     const long long n = std::strtoll(text.c_str(), &end, 10);
     if (text.empty() || *end != '\0' || errno != 0 || n < -1) {
-      resp::appendError(*reply, "ERR count should be greater than or equal to -1");
+      reply->append(resp::err::kSlowlogCount);
       return true;
     }
     count = n == -1 ? max_len : static_cast<size_t>(n);
@@ -201,7 +202,7 @@ void reload(ClientSession& session, const resp::CommandInfo& cmd, std::string* r
   net::Worker* worker = &session.worker();
   net::Reloader* reloader = worker->context().reloader;
   if (reloader == nullptr) {
-    resp::appendError(*reply, "ERR reload is not available");
+    reply->append(resp::err::kReloadUnavailable);
     return;
   }
   PendingRequest* request = session.deferReply(&cmd);
@@ -212,7 +213,7 @@ void reload(ClientSession& session, const resp::CommandInfo& cmd, std::string* r
     if (outcome.ok) {
       resp::appendStatus(text, "OK");
     } else {
-      resp::appendError(text, "ERR reload failed, configuration unchanged: " + outcome.message);
+      text = resp::err::reloadFailed(outcome.message);
     }
     worker->post(
         [request, text](net::Worker& w) { ClientSession::onBackendReply(w, request, 0, text); });
@@ -426,24 +427,20 @@ void runAdminCommand(ClientSession& session, const resp::CommandInfo& cmd,
     slots(worker.context(), reply);
   } else if (name == "proxy|config") {
     if (upper(args[2]) != "GET") {
-      resp::appendError(*reply, "ERR unknown subcommand 'CONFIG " + std::string(args[2]) +
-                                    "': only PROXY CONFIG GET is supported (edit the file, then "
-                                    "PROXY RELOAD)");
+      reply->append(resp::err::proxyConfigOnlyGet(args[2]));
     } else {
       configGet(worker.context(), args.subspan(3), reply);
     }
   } else if (name == "proxy|slowlog") {
     if (!slowlog(worker, args.subspan(2), true, reply)) {
-      resp::appendError(*reply,
-                        "ERR unknown subcommand or wrong number of arguments for 'SLOWLOG " +
-                            std::string(args[2]) + "'. Try PROXY HELP.");
+      reply->append(resp::err::proxySlowlogUsage(args[2]));
     }
   } else if (name == "proxy|reload") {
     reload(session, cmd, reply);
   } else if (name == "proxy|help") {
     help(reply);
   } else {
-    resp::appendError(*reply, "ERR unknown subcommand '" + std::string(name) + "'");
+    reply->append(resp::err::unknownSubcommand("proxy", name));
   }
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/ascii.h"
+#include "resp/errors.h"
 
 namespace sp::session {
 namespace {
@@ -81,12 +82,11 @@ std::string authError(AuthOutcome outcome) {
     case AuthOutcome::kOk:
       break;
     case AuthOutcome::kWrongPass:
-      return "-WRONGPASS invalid username-password pair or user is disabled.\r\n";
+      return std::string(resp::err::kWrongPass);
     case AuthOutcome::kNoPasswordConfigured:
-      return "-ERR AUTH <password> called without any password configured for the default user. "
-             "Are you sure your configuration is correct?\r\n";
+      return std::string(resp::err::kAuthWithoutPassword);
   }
-  return "-ERR\r\n";
+  return std::string(resp::err::kWrongPass);
 }
 
 bool allowedBeforeAuth(const resp::CommandInfo& cmd) {
@@ -135,10 +135,7 @@ uint64_t authDelayMs(uint32_t failures) {
   return std::min(kFirstMs << doublings, kMaxMs);
 }
 
-std::string noPermError(const resp::CommandInfo& cmd) {
-  return "-NOPERM this user has no permissions to run the '" + std::string(cmd.name) +
-         "' command\r\n";
-}
+std::string noPermError(const resp::CommandInfo& cmd) { return resp::err::noPermission(cmd.name); }
 
 bool denied(const std::vector<std::string>& deny_commands, const resp::CommandInfo& cmd) {
   for (const std::string& entry : deny_commands) {

@@ -18,6 +18,7 @@
 #include "core/clock.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
+#include "resp/errors.h"
 #include "resp/reply_reader.h"
 #include "resp/resp3.h"
 #include "session/admin_commands.h"
@@ -223,7 +224,7 @@ KillPart killOn(net::Worker& worker, const KillFilter& filter) {
     if (s->id() == filter.caller) {
       out.caller = true;
     } else {
-      s->close("killed by CLIENT KILL");
+      s->close(net::CloseReason::kError, "killed by CLIENT KILL");
     }
   }
   return out;
@@ -238,7 +239,7 @@ void clientKill(ClientSession& self, const resp::CommandInfo& cmd,
     filter.old_form = true;
     filter.addr = std::string(args[2]);
   } else if ((args.size() - 2) % 2 != 0) {
-    resp::appendError(*reply, "ERR syntax error");
+    reply->append(resp::err::kSyntax);
     return;
   }
   for (size_t i = 2; !filter.old_form && i + 1 < args.size(); i += 2) {
@@ -246,7 +247,7 @@ void clientKill(ClientSession& self, const resp::CommandInfo& cmd,
     const std::string_view value = args[i + 1];
     if (equalsIgnoreCase(opt, "id")) {
       if (!parseId(value, &filter.id)) {
-        resp::appendError(*reply, "ERR client-id should be greater than 0");
+        reply->append(resp::err::kClientIdPositive);
         return;
       }
     } else if (equalsIgnoreCase(opt, "addr")) {
@@ -255,7 +256,7 @@ void clientKill(ClientSession& self, const resp::CommandInfo& cmd,
       filter.laddr = std::string(value);
     } else if (equalsIgnoreCase(opt, "type")) {
       if (!knownType(value)) {
-        resp::appendError(*reply, "ERR Unknown client type '" + std::string(value) + "'");
+        reply->append(resp::err::unknownClientType(value));
         return;
       }
       filter.type = std::string(value);
@@ -263,7 +264,7 @@ void clientKill(ClientSession& self, const resp::CommandInfo& cmd,
       const auto& users = self.worker().config().auth.users;
       if (value != "default" && std::none_of(users.begin(), users.end(),
                                              [&](const auto& u) { return u.name == value; })) {
-        resp::appendError(*reply, "ERR No such user '" + std::string(value) + "'");
+        reply->append(resp::err::noSuchUser(value));
         return;
       }
       filter.user = std::string(value);
@@ -274,16 +275,16 @@ void clientKill(ClientSession& self, const resp::CommandInfo& cmd,
       } else if (equalsIgnoreCase(value, "no")) {
         filter.skipme = false;
       } else {
-        resp::appendError(*reply, "ERR syntax error");
+        reply->append(resp::err::kSyntax);
         return;
       }
     } else if (equalsIgnoreCase(opt, "maxage")) {
       if (!parseInt64(value, &filter.max_age)) {
-        resp::appendError(*reply, "ERR value is not an integer or out of range");
+        reply->append(resp::err::kNotInteger);
         return;
       }
     } else {
-      resp::appendError(*reply, "ERR syntax error");
+      reply->append(resp::err::kSyntax);
       return;
     }
   }
@@ -302,7 +303,7 @@ void clientKill(ClientSession& self, const resp::CommandInfo& cmd,
         } else if (killed > 0) {
           resp::appendStatus(out, "OK");
         } else {
-          resp::appendError(out, "ERR No such client");
+          out.append(resp::err::kNoSuchClient);
         }
         return out;
       },
@@ -319,20 +320,20 @@ void clientList(ClientSession& self, const resp::CommandInfo& cmd,
     if (equalsIgnoreCase(args[i], "type") && i + 1 < args.size()) {
       type = std::string(args[++i]);
       if (!knownType(type)) {
-        resp::appendError(*reply, "ERR Unknown client type '" + type + "'");
+        reply->append(resp::err::unknownClientType(type));
         return;
       }
     } else if (equalsIgnoreCase(args[i], "id") && i + 1 < args.size()) {
       while (++i < args.size()) {
         uint64_t id = 0;
         if (!parseId(args[i], &id)) {
-          resp::appendError(*reply, "ERR Invalid client ID");
+          reply->append(resp::err::kInvalidClientId);
           return;
         }
         ids.push_back(id);
       }
     } else {
-      resp::appendError(*reply, "ERR syntax error");
+      reply->append(resp::err::kSyntax);
       return;
     }
   }
@@ -452,7 +453,7 @@ bool ClientCommands::run(ClientSession& session, const resp::CommandInfo& cmd,
     if (equalsIgnoreCase(args[2], "on") || equalsIgnoreCase(args[2], "off")) {
       resp::appendStatus(*reply, "OK");
     } else {
-      resp::appendError(*reply, "ERR syntax error");
+      reply->append(resp::err::kSyntax);
     }
   } else if (name == "config|get") {
     ConfigCommands::get(session, cmd, args, reply);
@@ -513,7 +514,7 @@ SessionState::Verdict SessionState::onAuth(const resp::RequestFrame& frame,
                                            const resp::CommandInfo& cmd) {
   std::span<const std::string_view> args(frame.args);
   if (args.size() > 3) {
-    refuse("-ERR syntax error\r\n");
+    refuse(resp::err::kSyntax);
     return Verdict::kHandled;
   }
   const std::string_view user = args.size() == 3 ? args[1] : std::string_view();
@@ -540,11 +541,11 @@ SessionState::Verdict SessionState::onHello(const resp::RequestFrame& frame,
     const auto [end, ec] =
         std::from_chars(args[1].data(), args[1].data() + args[1].size(), version);
     if (ec != std::errc() || end != args[1].data() + args[1].size()) {
-      refuse("-ERR Protocol version is not an integer or out of range\r\n");
+      refuse(resp::err::kProtocolVersion);
       return Verdict::kHandled;
     }
     if (version < 2 || version > 3) {
-      refuse("-NOPROTO unsupported protocol version\r\n");
+      refuse(resp::err::kNoProto);
       return Verdict::kHandled;
     }
     protocol = version == 3 ? resp::Protocol::kResp3 : resp::Protocol::kResp2;
@@ -566,7 +567,7 @@ SessionState::Verdict SessionState::onHello(const resp::RequestFrame& frame,
       has_name = true;
       i += 1;
     } else {
-      refuse("-ERR Syntax error in HELLO option '" + std::string(args[i].substr(0, 64)) + "'\r\n");
+      refuse(resp::err::helloOption(args[i]));
       return Verdict::kHandled;
     }
   }
@@ -580,17 +581,13 @@ SessionState::Verdict SessionState::onHello(const resp::RequestFrame& frame,
     authenticatedAs(rights);
   }
   if (!authenticated_) {
-    refuse(
-        "-NOAUTH HELLO must be called with the client already authenticated, otherwise the "
-        "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
-        "select the RESP protocol version at the same time\r\n");
+    refuse(resp::err::kHelloNeedsAuth);
     return Verdict::kHandled;
   }
   if (has_name) {
     for (char c : setname) {
       if (c < '!' || c > '~') {
-        constexpr std::string_view kBadName =
-            "-ERR Client names cannot contain spaces, newlines or special characters.\r\n";
+        constexpr std::string_view kBadName = resp::err::kClientName;
         if (auth) {
           answerAuth(cmd, false, kBadName);
         } else {

@@ -11,6 +11,7 @@
 #include "net/worker.h"
 #include "resp/command_table.h"
 #include "resp/encoder.h"
+#include "resp/errors.h"
 #include "session/fanout.h"
 #include "session/local_commands.h"
 #include "session/request_observer.h"
@@ -22,7 +23,7 @@ namespace {
 // Reading pauses while this much output waits for a slow client (the hard limit closes it).
 constexpr size_t kOutputPauseBytes = 4u << 20;
 constexpr size_t kMinReadSpace = 16 * 1024;
-constexpr std::string_view kOutOfMemory = "out of memory";  // close reason: out_of_memory
+constexpr net::CloseReason kOutOfMemory = net::CloseReason::kOutOfMemory;
 
 // Copies a reply that must wait for the replies before it; false when there is no memory for it.
 bool holdReply(std::string* slot, std::string_view reply) noexcept {
@@ -70,7 +71,7 @@ void ClientSession::refuseConnection(std::string_view error_line) {
   uv_buf_t buf =
       uv_buf_init(const_cast<char*>(error_line.data()), static_cast<unsigned>(error_line.size()));
   uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
-  close("refused");
+  close(net::CloseReason::kMaxClients);
 }
 
 void ClientSession::onAllocCb(uv_handle_t* handle, size_t /*suggested*/, uv_buf_t* buf) {
@@ -100,9 +101,11 @@ void ClientSession::onReadCb(uv_stream_t* stream, ssize_t nread, const uv_buf_t*
 
 void ClientSession::onRead(ssize_t nread, const uv_buf_t* buf) {
   if (nread < 0) {
-    close(nread == UV_EOF       ? "client closed"
-          : nread == UV_ENOBUFS ? kOutOfMemory
-                                : uv_strerror(static_cast<int>(nread)));
+    if (nread == UV_EOF || nread == UV_ENOBUFS) {
+      close(nread == UV_EOF ? net::CloseReason::kClientClosed : kOutOfMemory);
+    } else {
+      close(net::CloseReason::kError, uv_strerror(static_cast<int>(nread)));
+    }
     return;
   }
   if (nread == 0 || closing_) {
@@ -197,7 +200,7 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
     stats.commands.add();
   }
   if (cmd == nullptr) {
-    refuse(unknownCommandError(args));
+    refuse(resp::err::unknownCommand(args));
     return;
   }
   if (cmd->has(resp::kCmdContainer) && args.size() >= 2) {
@@ -213,14 +216,14 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
       }
       return;
     }
-    refuse(unknownSubcommandError(*cmd, args[1]));
+    refuse(resp::err::unknownSubcommand(cmd->name, args[1]));
     return;
   }
   // Split commands take groups of args_per_key arguments (MSET: key value); a partial group is
   // what redis-server calls a wrong number of arguments.
   if (!resp::arityOk(*cmd, args.size()) ||
       (cmd->has(resp::kCmdSplit) && (args.size() - 1) % cmd->args_per_key != 0)) {
-    refuse(arityError(*cmd));
+    refuse(resp::err::wrongArity(cmd->name));
     return;
   }
   if (cmd->has(resp::kCmdUnsupported)) {
@@ -244,7 +247,7 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
   route::RoutePlan& plan = worker_.scratchPlan();
   if (!resp::extractKeys(*cmd, args, &keys)) {
     if (!shardJudgesMalformedKeys(*cmd)) {
-      refuse(arityError(*cmd));
+      refuse(resp::err::wrongArity(cmd->name));
       return;
     }
     plan.kind = route::RouteKind::kSingle;  // for redis-server's own error (session_checks.h)
@@ -427,10 +430,7 @@ void ClientSession::protocolError() {
     spdlog::info("worker {}: client {} protocol error ({}), closing", worker_.index(), id_,
                  resp::errorName(parser_.error()));
   }
-  std::string reply = "-ERR Protocol error: ";
-  reply += message;
-  reply += "\r\n";
-  replyNow(reply, true);
+  replyNow(resp::err::protocolError(message), true);
 }
 
 void ClientSession::releaseRequest(PendingRequest* request) {
@@ -458,7 +458,7 @@ void ClientSession::drainCompleted() {
       spdlog::warn("worker {}: client {} closed: output buffer above limits.client_output_buffer",
                    worker_.index(), id_);
     }
-    close("output buffer limit");
+    close(net::CloseReason::kOutputLimit);
     return;
   }
   if (!reading_ && !input_stopped_ && mayRead() && !resume_pending) {
@@ -537,7 +537,7 @@ void ClientSession::flush() {
   }
   if (out_ == nullptr || out_->empty()) {
     if (close_after_flush_ && fifo_.empty()) {
-      close("quit");
+      close(net::CloseReason::kQuit);
     }
     return;
   }
@@ -553,14 +553,14 @@ void ClientSession::flush() {
     worker_.buffers().release(out_);
     out_ = nullptr;
     if (close_after_flush_) {
-      close("quit");
+      close(net::CloseReason::kQuit);
     } else if (!reading_ && !resume_pending) {
       worker_.markResume(this);
     }
     return;
   }
   if (n < 0 && n != UV_EAGAIN) {
-    close(uv_strerror(n));
+    close(net::CloseReason::kError, uv_strerror(n));
     return;
   }
   if (n > 0) {
@@ -574,7 +574,7 @@ void ClientSession::flush() {
   int rc = uv_write(&write_req_, reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1,
                     &ClientSession::onWriteCb);
   if (rc != 0) {
-    close(uv_strerror(rc));
+    close(net::CloseReason::kError, uv_strerror(rc));
   }
 }
 
@@ -586,14 +586,14 @@ void ClientSession::onWriteCb(uv_write_t* req, int status) {
     return;
   }
   if (status < 0) {
-    self->close(uv_strerror(status));
+    self->close(net::CloseReason::kError, uv_strerror(status));
     return;
   }
   self->last_active_ms_ = self->worker_.loopNowMs();
   if (self->out_ != nullptr && !self->out_->empty()) {
     self->worker_.markDirty(self);
   } else if (self->close_after_flush_ && self->fifo_.empty()) {
-    self->close("quit");
+    self->close(net::CloseReason::kQuit);
   } else if (!self->reading_ && !self->resume_pending) {
     self->worker_.markResume(self);
   }
@@ -607,13 +607,15 @@ uint64_t ClientSession::idleMs(uint64_t now_ms) const {
   return now_ms > last_active_ms_ ? now_ms - last_active_ms_ : 0;
 }
 
-void ClientSession::close(std::string_view why) {
+void ClientSession::close(net::CloseReason why, std::string_view detail) {
   if (closing_) {
     return;
   }
   closing_ = true;
   worker_.stats().countClose(why);
-  spdlog::trace("worker {}: client {} closed: {}", worker_.index(), id_, why);
+  spdlog::trace("worker {}: client {} closed: {}{}{}", worker_.index(), id_,
+                net::kCloseReasonTexts[static_cast<size_t>(why)], detail.empty() ? "" : ": ",
+                detail);
   if (reading_) {
     reading_ = false;
     uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));

@@ -25,6 +25,7 @@
 #include "core/buffer.h"
 #include "core/clock.h"
 #include "core/intrusive_queue.h"
+#include "net/worker_stats.h"
 #include "resp/protocol.h"
 #include "resp/request_parser.h"
 #include "resp/resp3.h"
@@ -46,9 +47,10 @@ class ClientSession {
   uv_tcp_t* handle() { return &tcp_; }
   void start();                                        // after uv_accept
   void refuseConnection(std::string_view error_line);  // best-effort error line, then close
-  void close(std::string_view why);  // idempotent; the object deletes itself once closed
-  void flush();                      // the worker's check phase
-  void resume();                     // the worker's check phase, after markResume
+  // Idempotent; the object deletes itself once closed. `detail` goes to the log only.
+  void close(net::CloseReason why, std::string_view detail = {});
+  void flush();   // the worker's check phase
+  void resume();  // the worker's check phase, after markResume
   bool idle() const { return fifo_.empty() && pendingOutput() == 0; }
   // limits.timeout: milliseconds (loop time) since the client last sent or was sent a byte; 0
   // while it may not time out, as in redis-server: a request in flight (a blocking command

@@ -16,6 +16,7 @@
 #include "net/topology_source.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
+#include "resp/errors.h"
 #include "session/admin_commands.h"
 #include "session/client_session.h"
 #include "session/keyspace_fanout.h"
@@ -181,11 +182,6 @@ const ProxySetting* findProxySetting(std::string_view name) {
 // maxmemory below this is refused whatever the shards' usage is known to be.
 constexpr uint64_t kMinMaxMemory = 1 << 20;
 
-std::string configSetFailed(std::string_view parameter, std::string_view why) {
-  return "-ERR CONFIG SET failed (possibly related to argument '" +
-         std::string(parameter.substr(0, 64)) + "') - " + std::string(why) + "\r\n";
-}
-
 bool parseInt64(std::string_view text, int64_t* out) {
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
   return !text.empty() && ec == std::errc() && end == text.data() + text.size();
@@ -244,13 +240,13 @@ ConfigCommands::Target ConfigCommands::setTarget(const net::Worker& worker,
   if (const ProxySetting* setting = findProxySetting(parameter)) {
     int64_t v = 0;
     if (!parseInt64(value, &v)) {
-      *error = configSetFailed(parameter, "argument couldn't be parsed into an integer");
+      *error = resp::err::configSetFailed(parameter, "argument couldn't be parsed into an integer");
       return Target::kRefused;
     }
     if (v < setting->min || v > setting->max) {
-      *error =
-          configSetFailed(parameter, "argument must be between " + std::to_string(setting->min) +
-                                         " and " + std::to_string(setting->max) + " inclusive");
+      *error = resp::err::configSetFailed(
+          parameter, "argument must be between " + std::to_string(setting->min) + " and " +
+                         std::to_string(setting->max) + " inclusive");
       return Target::kRefused;
     }
     return Target::kProxy;
@@ -260,7 +256,8 @@ ConfigCommands::Target ConfigCommands::setTarget(const net::Worker& worker,
     if (prefix ? parameter.size() >= r.name.size() &&
                      equalsIgnoreCase(parameter.substr(0, r.name.size()), r.name)
                : equalsIgnoreCase(parameter, r.name)) {
-      *error = configSetFailed(parameter, "refused by shardproxy: " + std::string(r.reason));
+      *error =
+          resp::err::configSetFailed(parameter, "refused by shardproxy: " + std::string(r.reason));
       return Target::kRefused;
     }
   }
@@ -269,16 +266,16 @@ ConfigCommands::Target ConfigCommands::setTarget(const net::Worker& worker,
   uint64_t bytes = 0;
   if (equalsIgnoreCase(parameter, "maxmemory") && parseMemory(value, &bytes) && bytes > 0 &&
       bytes < kMinMaxMemory) {
-    *error = configSetFailed(parameter,
-                             "refused by shardproxy: below 1mb, less than an empty "
-                             "redis-server uses: every write would fail with OOM");
+    *error = resp::err::configSetFailed(parameter,
+                                        "refused by shardproxy: below 1mb, less than an empty "
+                                        "redis-server uses: every write would fail with OOM");
     return Target::kRefused;
   }
   if (equalsIgnoreCase(parameter, "maxmemory") && bytes > 0) {
     for (const net::ShardKeyspace& shard : worker.context().keyspace.snapshot()) {
       uint64_t used = 0;
       if (shard.ok && shard.number("used_memory", &used) && bytes < used) {
-        *error = configSetFailed(
+        *error = resp::err::configSetFailed(
             parameter, "refused by shardproxy: " + std::to_string(bytes) +
                            " bytes is less than what shard " + shard.shard + " uses now (" +
                            std::to_string(used) +
@@ -323,10 +320,11 @@ bool ConfigCommands::applyToProxy(
         net::planDescriptors(fresh->limits.max_clients,
                              net::reservedDescriptors(*fresh, *topology, context.workers.size()));
     if (budget.reduced()) {
-      *error = configSetFailed("maxclients",
-                               "The operating system is not able to handle the specified number "
-                               "of clients, try with " +
-                                   std::to_string(budget.max_clients));
+      *error = resp::err::configSetFailed(
+          "maxclients",
+          "The operating system is not able to handle the specified number "
+          "of clients, try with " +
+              std::to_string(budget.max_clients));
       return false;
     }
     context.max_clients.store(budget.max_clients, std::memory_order_relaxed);

@@ -5,6 +5,7 @@
 #include "core/assert.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
+#include "resp/errors.h"
 #include "resp/reply_reader.h"
 #include "session/keyspace_fanout.h"
 
@@ -91,7 +92,7 @@ void mergeArrays(PendingRequest* request) {
   }
   for (size_t f = 0; f < fragments; ++f) {
     if (!resp::readArrayElements(request->fragment_replies[f], &elements[f])) {
-      request->reply = "-ERR shardproxy: unexpected reply from a shard to a split command\r\n";
+      request->reply = resp::err::kUnexpectedSplitReply;
       return;
     }
   }
@@ -101,7 +102,7 @@ void mergeArrays(PendingRequest* request) {
     const auto& frag = elements[request->key_fragment[k]];
     const uint32_t pos = request->key_position[k];
     if (pos >= frag.size()) {
-      request->reply = "-ERR shardproxy: short reply from a shard to a split command\r\n";
+      request->reply = resp::err::kShortSplitReply;
       return;
     }
     request->reply.append(frag[pos]);
@@ -128,7 +129,7 @@ void mergeReplies(PendingRequest* request) {
       for (const auto& r : request->fragment_replies) {
         int64_t v = 0;
         if (!resp::readInteger(r, &v)) {
-          request->reply = "-ERR shardproxy: unexpected reply from a shard to a split command\r\n";
+          request->reply = resp::err::kUnexpectedSplitReply;
           return;
         }
         sum += v;
@@ -140,7 +141,7 @@ void mergeReplies(PendingRequest* request) {
     case resp::MergeRule::kAllOk:
       for (const auto& r : request->fragment_replies) {
         if (r != "+OK\r\n") {
-          request->reply = "-ERR shardproxy: unexpected reply from a shard to a split command\r\n";
+          request->reply = resp::err::kUnexpectedSplitReply;
           return;
         }
       }

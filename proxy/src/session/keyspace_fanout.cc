@@ -15,6 +15,7 @@
 #include "core/clock.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
+#include "resp/errors.h"
 #include "resp/reply_reader.h"
 #include "session/client_session.h"
 #include "session/config_commands.h"
@@ -28,8 +29,7 @@ namespace {
 
 constexpr uint64_t kShardMask = (uint64_t{1} << kScanShardBits) - 1;
 constexpr uint64_t kMaxShardCursor = std::numeric_limits<uint64_t>::max() >> kScanShardBits;
-constexpr std::string_view kUnexpected =
-    "-ERR shardproxy: unexpected reply from a shard to a fanned-out command\r\n";
+constexpr std::string_view kUnexpected = resp::err::kUnexpectedFanoutReply;
 
 bool parseUnsigned(std::string_view text, uint64_t* out) {
   if (text.empty()) {
@@ -167,7 +167,7 @@ void allEqual(PendingRequest* request) {
   const std::string& first = request->fragment_replies[0];
   for (const auto& r : request->fragment_replies) {
     if (r != first) {
-      request->reply = "-ERR shardproxy: the shards answered differently\r\n";
+      request->reply = resp::err::kShardsDiffer;
       return;
     }
   }
@@ -214,7 +214,7 @@ void scanCursor(PendingRequest* request) {
     return;
   }
   if (!nextScanCursor(request->shard, next, request->merge_arg, &client_next)) {
-    request->reply = "-ERR shardproxy: a shard's SCAN cursor is too large to encode\r\n";
+    request->reply = resp::err::kScanCursorTooLarge;
     return;
   }
   std::string out = "*2\r\n";
@@ -480,13 +480,11 @@ SessionState::Verdict SessionState::onFanout(const resp::RequestFrame& frame, st
     // go to every shard in one CONFIG SET. The proxy's part is applied before the shards answer: a
     // shard that then fails the rest does not undo it.
     if (!worker().config().allow_config_set) {
-      refuse(
-          "-ERR CONFIG SET is disabled by shardproxy (allow_config_set: true sends it to every "
-          "shard)\r\n");
+      refuse(resp::err::kConfigSetDisabled);
       return Verdict::kHandled;
     }
     if (args.size() % 2 != 0) {
-      refuse("-ERR syntax error\r\n");
+      refuse(resp::err::kSyntax);
       return Verdict::kHandled;
     }
     if (!mayTake(Lane::kShared, nullptr)) {
@@ -497,8 +495,7 @@ SessionState::Verdict SessionState::onFanout(const resp::RequestFrame& frame, st
     for (size_t i = 2; i + 1 < args.size(); i += 2) {
       for (size_t j = 2; j < i; j += 2) {
         if (equalsIgnoreCase(args[j], args[i])) {
-          refuse("-ERR CONFIG SET failed (possibly related to argument '" +
-                 std::string(args[i].substr(0, 64)) + "') - duplicate parameter\r\n");
+          refuse(resp::err::configSetFailed(args[i], "duplicate parameter"));
           return Verdict::kHandled;
         }
       }
@@ -540,7 +537,7 @@ SessionState::Verdict SessionState::onFanout(const resp::RequestFrame& frame, st
   uint64_t scan_cursor = 0;
   if (cmd.merge == resp::MergeRule::kScanCursor &&
       !decodeScanCursor(args[1], topology.shardCount(), &scan_shard, &scan_cursor)) {
-    refuse("-ERR invalid cursor\r\n");
+    refuse(resp::err::kInvalidCursor);
     return Verdict::kHandled;
   }
   if (cmd.merge == resp::MergeRule::kAnyOk) {

@@ -12,6 +12,7 @@
 #include "core/ascii.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
+#include "resp/errors.h"
 #include "session/admin_commands.h"
 #include "session/client_commands.h"
 #include "session/client_session.h"
@@ -189,7 +190,7 @@ void commandList(Args args, std::string* reply) {
                                                     : Filter::kNone;
   }
   if (args.size() != 2 && filter == Filter::kNone) {
-    resp::appendError(*reply, "ERR syntax error");
+    reply->append(resp::err::kSyntax);
     return;
   }
   const auto keep = [&](const resp::CommandInfo& c) {
@@ -540,15 +541,15 @@ void commandGetKeys(Args args, bool with_flags, bool resp3, std::string* reply) 
     variable_flags = variable_flags || (cmd->redis_key_specs[i].flags & resp::kKeyVariableFlags);
   }
   if (cmd == nullptr) {
-    resp::appendError(*reply, "ERR Invalid command specified");
+    reply->append(resp::err::kInvalidCommand);
     return;
   }
   if (!has_keys) {
-    resp::appendError(*reply, "ERR The command has no key arguments");
+    reply->append(resp::err::kNoKeyArguments);
     return;
   }
   if (!resp::arityOk(*cmd, args.size())) {
-    resp::appendError(*reply, "ERR Invalid number of arguments specified for command");
+    reply->append(resp::err::kInvalidArgumentCount);
     return;
   }
   std::vector<KeyRef> keys;
@@ -557,7 +558,7 @@ void commandGetKeys(Args args, bool with_flags, bool resp3, std::string* reply) 
     keysFromProc(cmd->keys_proc, args, &keys);
   }
   if (keys.empty() && !cmd->has(resp::kCmdNoMandatoryKeys)) {
-    resp::appendError(*reply, "ERR Invalid arguments specified for command");
+    reply->append(resp::err::kInvalidArguments);
     return;
   }
   resp::appendArrayHeader(*reply, static_cast<int64_t>(keys.size()));
@@ -589,10 +590,9 @@ bool clientSetInfo(std::span<const std::string_view> args, std::string* reply) {
     return false;
   }
   if (args.size() != 4) {
-    resp::appendError(*reply, "ERR wrong number of arguments for 'client|setinfo' command");
+    reply->append(resp::err::wrongArity("client|setinfo"));
   } else if (!equalsIgnoreCase(args[2], "lib-name") && !equalsIgnoreCase(args[2], "lib-ver")) {
-    resp::appendError(*reply,
-                      "ERR Unrecognized option '" + std::string(args[2].substr(0, 64)) + "'");
+    reply->append(resp::err::unrecognizedOption(args[2]));
   } else {
     resp::appendStatus(*reply, "OK");  // nothing to keep: CLIENT INFO shows no lib-name
   }
@@ -609,7 +609,7 @@ void runLocalCommand(ClientSession& session, const resp::CommandInfo& cmd,
     } else if (args.size() == 2) {
       resp::appendBulk(*reply, args[1]);
     } else {
-      resp::appendError(*reply, "ERR wrong number of arguments for 'ping' command");
+      reply->append(resp::err::wrongArity("ping"));
     }
   } else if (name == "echo") {
     resp::appendBulk(*reply, args[1]);
@@ -624,9 +624,7 @@ void runLocalCommand(ClientSession& session, const resp::CommandInfo& cmd,
       for (char c : args[1]) {
         numeric = numeric && ((c >= '0' && c <= '9') || c == '-');
       }
-      resp::appendError(*reply, numeric ? "ERR command 'select' is not supported by shardproxy "
-                                          "for databases other than 0"
-                                        : "ERR value is not an integer or out of range");
+      reply->append(numeric ? resp::err::kSelectOtherDatabase : resp::err::kNotInteger);
     }
   } else if (name == "command") {
     commandInfo({}, reply);
@@ -648,8 +646,7 @@ void runLocalCommand(ClientSession& session, const resp::CommandInfo& cmd,
     }
   } else if (name == "client|setname") {
     if (!validClientName(args[2])) {
-      resp::appendError(*reply,
-                        "ERR Client names cannot contain spaces, newlines or special characters.");
+      reply->append(resp::err::kClientName);
     } else {
       session.setName(args[2]);
       resp::appendStatus(*reply, "OK");
@@ -677,8 +674,7 @@ void runLocalCommand(ClientSession& session, const resp::CommandInfo& cmd,
   } else if (ClientCommands::run(session, cmd, args, reply, close_after)) {
     // CLIENT INFO / LIST / KILL / NO-EVICT, CONFIG GET: client_commands.h
   } else {
-    resp::appendError(*reply,
-                      "ERR command '" + std::string(name) + "' is not supported by shardproxy");
+    reply->append(resp::err::notSupported(name));
   }
 }
 

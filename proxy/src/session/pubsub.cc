@@ -6,6 +6,7 @@
 
 #include "net/worker.h"
 #include "resp/encoder.h"
+#include "resp/errors.h"
 #include "resp/resp3.h"
 #include "route/key_slot.h"
 #include "session/client_session.h"
@@ -152,7 +153,7 @@ SessionState::Verdict SessionState::onSubscribed(const resp::RequestFrame& frame
   }
   if (name == "ping") {
     if (args.size() > 2) {
-      refuse(arityError(*cmd));
+      refuse(resp::err::wrongArity(cmd->name));
     } else {
       reply(subscribedPong(args));
     }
@@ -161,9 +162,7 @@ SessionState::Verdict SessionState::onSubscribed(const resp::RequestFrame& frame
   if (cmd->has(resp::kCmdSession) && name.find("subscribe") != std::string_view::npos) {
     return onPubSub(frame, *cmd);
   }
-  refuse("-ERR Can't execute '" + std::string(name) +
-         "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this "
-         "context\r\n");
+  refuse(resp::err::notInSubscriberContext(name));
   return Verdict::kHandled;
 }
 
@@ -223,7 +222,7 @@ SessionState::Verdict SessionState::onPubSub(const resp::RequestFrame& frame,
   if (kind == PubSubKind::kShardChannel && subscribing) {
     for (const std::string_view& n : names) {
       if (route::keySlot(n) != route::keySlot(names[0])) {
-        refuse(kCrossSlotError);
+        refuse(resp::err::kCrossSlot);
         return Verdict::kHandled;
       }
     }

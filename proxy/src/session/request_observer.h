@@ -11,6 +11,7 @@
 #include "net/worker.h"
 #include "net/worker_stats.h"
 #include "resp/command_table.h"
+#include "resp/errors.h"
 #include "session/pending_request.h"
 
 namespace sp::session {
@@ -22,8 +23,8 @@ inline net::RequestResult replyResult(std::string_view reply) {
   if (reply.empty() || reply[0] != '-') {
     return net::RequestResult::kOk;
   }
-  return reply.starts_with("-ERR shard ") ? net::RequestResult::kUnavailable
-                                          : net::RequestResult::kError;
+  return resp::err::isShardUnavailable(reply) ? net::RequestResult::kUnavailable
+                                              : net::RequestResult::kError;
 }
 
 // A request answered at once by the proxy (a local command, or a refusal).

@@ -12,20 +12,6 @@
 
 namespace sp::session {
 
-inline constexpr std::string_view kCrossSlotError =
-    "-CROSSSLOT Keys in request don't hash to the same slot\r\n";
-
-// "-ERR unknown command 'x', with args beginning with: ..." for an unknown command.
-std::string unknownCommandError(std::span<const std::string_view> args);
-
-// "-ERR unknown subcommand 'x'. Try CONTAINER HELP." for a subcommand the command table does not
-// have, of any container: it is unknown to redis-server too.
-std::string unknownSubcommandError(const resp::CommandInfo& container, std::string_view sub);
-
-// "-ERR wrong number of arguments for 'x' command" (EXEC: "-EXECABORT Transaction discarded
-// because of: wrong number of arguments for 'exec' command", as redis-server answers).
-std::string arityError(const resp::CommandInfo& cmd);
-
 // A command whose keys could not be found (resp::extractKeys false) may still be one that
 // redis-server answers with an error of its own: a malformed numkeys (EVAL, FCALL, SINTERCARD,
 // ZUNION, LMPOP ...) or an unbalanced STREAMS list (XREAD). Those commands validate what
@@ -36,15 +22,16 @@ inline bool shardJudgesMalformedKeys(const resp::CommandInfo& cmd) {
   return cmd.has(resp::kCmdMovableKeys);
 }
 
-// The refusal of keys in several slots: kCrossSlotError, except where redis-server rejects the
-// request's syntax first. LMPOP/BLMPOP (ZMPOP/BZMPOP) must have LEFT or RIGHT (MIN or MAX) after
-// their keys: `LMPOP 2 list LEFT` names the keys "list" and "LEFT" and no direction, a syntax
+// The refusal of keys in several slots: resp::err::kCrossSlot, except where redis-server rejects
+// the request's syntax first. LMPOP/BLMPOP (ZMPOP/BZMPOP) must have LEFT or RIGHT (MIN or MAX)
+// after their keys: `LMPOP 2 list LEFT` names the keys "list" and "LEFT" and no direction, a syntax
 // error on redis-server, not a cross-slot request.
 std::string crossSlotError(const resp::CommandInfo& cmd, std::span<const std::string_view> args,
                            std::span<const uint32_t> keys);
 
-// The refusal for an unknown command or subcommand, a wrong arity, a partial key group of a split
-// command or an unsupported command; empty when the request passes.
+// The refusal for an unknown command or subcommand (of any container: a subcommand the table
+// does not have is unknown to redis-server too), a wrong arity, a partial key group of a split
+// command or an unsupported command; empty when the request passes. The texts: resp/errors.h.
 std::string requestError(const resp::CommandInfo* cmd, std::span<const std::string_view> args);
 
 // A script or function called with no keys (EVAL body 0, EVALSHA sha 0, FCALL name 0 and their
@@ -55,9 +42,6 @@ std::string requestError(const resp::CommandInfo* cmd, std::span<const std::stri
 // such a call. Otherwise true, with *error set (a refusal) or *shard (where it runs).
 bool keylessScript(const resp::CommandInfo& cmd, std::span<const std::string_view> args,
                    const config::Config& config, uint16_t* shard, std::string* error);
-
-// "config|set" -> "config set", as errors name commands.
-std::string commandLabel(std::string_view name);
 
 // The refusal of a command the proxy does not serve (kCmdUnsupported), with the reason where one
 // helps the client: client-side caching (CLIENT TRACKING, CACHING) would wait for invalidation

@@ -12,6 +12,7 @@
 #include "core/clock.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
+#include "resp/errors.h"
 #include "route/key_slot.h"
 #include "route/router.h"
 #include "session/client_session.h"
@@ -88,7 +89,7 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
     auth_answer_late_ = false;
   }
   if (!authenticated_ && (cmd == nullptr || !allowedBeforeAuth(*cmd))) {
-    refuse("-NOAUTH Authentication required.\r\n");
+    refuse(resp::err::kNoAuth);
     return Verdict::kHandled;
   }
   if (cmd != nullptr) {
@@ -121,7 +122,7 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
     if (name == "exec" && !resp::arityOk(*cmd, args.size())) {
       // As redis-server: a malformed EXEC discards the transaction state, WATCH included.
       tx_.aborted = true;
-      return onExec(raw, *cmd, arityError(*cmd));
+      return onExec(raw, *cmd, resp::err::wrongArity(cmd->name));
     }
     if (const std::string error = requestError(cmd, args); !error.empty()) {
       refuse(error);
@@ -131,11 +132,11 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
       return onMulti();
     }
     if (name == "exec") {
-      refuse("-ERR EXEC without MULTI\r\n");
+      refuse(resp::err::kExecWithoutMulti);
       return Verdict::kHandled;
     }
     if (name == "discard") {
-      refuse("-ERR DISCARD without MULTI\r\n");
+      refuse(resp::err::kDiscardWithoutMulti);
       return Verdict::kHandled;
     }
     if (name == "watch") {
@@ -267,7 +268,7 @@ SessionState::Verdict SessionState::onBlocking(const resp::RequestFrame& frame,
       // Answered at once with redis-server's error; it never blocks (session_checks.h).
       return mayTake(Lane::kShared, nullptr) ? Verdict::kContinue : Verdict::kDefer;
     }
-    refuse(arityError(cmd));
+    refuse(resp::err::wrongArity(cmd.name));
     return Verdict::kHandled;
   }
   route::RoutePlan& plan = worker().scratchPlan();
@@ -396,8 +397,8 @@ void SessionState::onDedicatedFailed(backend::DedicatedConn& conn) {
   }
   if (&conn == pinned_) {
     pinned_ = nullptr;
-    const std::string error = "-EXECABORT Transaction discarded: shard " + conn.address().label() +
-                              " unavailable: " + conn.failure() + "\r\n";
+    const std::string error =
+        resp::err::execAbortShardUnavailable(conn.address().label(), conn.failure());
     if (watching_) {
       watch_lost_ = error;  // never an EXEC that runs as if the watched keys were unchanged
     }
@@ -423,7 +424,7 @@ void SessionState::onDedicatedFailed(backend::DedicatedConn& conn) {
       spdlog::warn("worker {}: client {} closed: subscriber connection to {} lost ({})",
                    worker().index(), clientId(), conn.address().label(), conn.failure());
     }
-    session_.close("subscriber connection lost");
+    session_.close(net::CloseReason::kError, "subscriber connection lost");
   }
 }
 

@@ -11,6 +11,7 @@
 // has answered them.
 #include "core/assert.h"
 #include "net/worker.h"
+#include "resp/errors.h"
 #include "route/key_slot.h"
 #include "session/client_session.h"
 #include "session/session_checks.h"
@@ -66,7 +67,7 @@ SessionState::Verdict SessionState::onTransactionCommand(const resp::RequestFram
                                                          const resp::CommandInfo* cmd) {
   std::span<const std::string_view> args(frame.args);
   if (cmd == nullptr) {
-    abortTransaction(unknownCommandError(args));
+    abortTransaction(resp::err::unknownCommand(args));
     return Verdict::kHandled;
   }
   const std::string_view name = cmd->name;
@@ -75,9 +76,9 @@ SessionState::Verdict SessionState::onTransactionCommand(const resp::RequestFram
     // transaction with the reason.
     if (name == "exec") {
       tx_.aborted = true;
-      return onExec(raw, *cmd, arityError(*cmd));
+      return onExec(raw, *cmd, resp::err::wrongArity(cmd->name));
     }
-    abortTransaction(arityError(*cmd));
+    abortTransaction(resp::err::wrongArity(cmd->name));
     return Verdict::kHandled;
   }
   if (name == "exec") {
@@ -87,11 +88,11 @@ SessionState::Verdict SessionState::onTransactionCommand(const resp::RequestFram
     return onDiscard(raw, *cmd);
   }
   if (name == "multi") {
-    refuse("-ERR MULTI calls can not be nested\r\n");
+    refuse(resp::err::kMultiNested);
     return Verdict::kHandled;
   }
   if (name == "watch") {
-    refuse("-ERR WATCH inside MULTI is not allowed\r\n");
+    refuse(resp::err::kWatchInMulti);
     return Verdict::kHandled;
   }
   if (name == "quit") {
@@ -105,21 +106,19 @@ SessionState::Verdict SessionState::onTransactionCommand(const resp::RequestFram
     return Verdict::kHandled;
   }
   if (cmd->has(resp::kCmdFanout)) {
-    abortTransaction("-ERR command '" + commandLabel(name) +
-                     "' spans every shard and cannot be part of a transaction through "
-                     "shardproxy\r\n");
+    abortTransaction(resp::err::spansEveryShard(name));
     return Verdict::kHandled;
   }
   if ((cmd->has(resp::kCmdSession) && name != "unwatch") ||
       (cmd->has(resp::kCmdLocal) && name != "ping" && name != "echo")) {
-    abortTransaction("-ERR Command not allowed inside a transaction\r\n");
+    abortTransaction(resp::err::kNotInTransaction);
     return Verdict::kHandled;
   }
   std::vector<uint32_t>& keys = worker().scratchKeys();
   keys.clear();
   const bool keys_found = resp::extractKeys(*cmd, args, &keys);
   if (!keys_found && !shardJudgesMalformedKeys(*cmd)) {
-    abortTransaction(arityError(*cmd));
+    abortTransaction(resp::err::wrongArity(cmd->name));
     return Verdict::kHandled;
   }
   if (!keys_found) {
@@ -134,11 +133,11 @@ SessionState::Verdict SessionState::onTransactionCommand(const resp::RequestFram
     }
   }
   int32_t slot = slotOfKeys(args, keys);
-  if (slot == -2 && crossSlotError(*cmd, args, keys) != kCrossSlotError) {
+  if (slot == -2 && crossSlotError(*cmd, args, keys) != resp::err::kCrossSlot) {
     slot = -1;  // a syntax error redis-server reports at EXEC: queued keyless, as a malformed one
   }
   if (slot == -2 || (slot >= 0 && tx_.slot >= 0 && slot != tx_.slot)) {
-    abortTransaction(kCrossSlotError);
+    abortTransaction(resp::err::kCrossSlot);
     return Verdict::kHandled;
   }
   if (!tx_.broken.empty()) {
@@ -233,8 +232,7 @@ SessionState::Verdict SessionState::onExec(std::string_view raw, const resp::Com
     const std::string error =
         !abort_error.empty()
             ? std::string(abort_error)
-            : (tx_.aborted ? "-EXECABORT Transaction discarded because of previous errors.\r\n"
-                           : watch_lost_);
+            : (tx_.aborted ? std::string(resp::err::kExecAbortPrevious) : watch_lost_);
     finish();
     refuse(error);
     releaseIfUnneeded();
@@ -299,12 +297,12 @@ SessionState::Verdict SessionState::onWatch(const resp::RequestFrame& frame, std
   std::vector<uint32_t>& keys = worker().scratchKeys();
   keys.clear();
   if (!resp::extractKeys(cmd, args, &keys) || keys.empty()) {
-    refuse(arityError(cmd));
+    refuse(resp::err::wrongArity(cmd.name));
     return Verdict::kHandled;
   }
   const int32_t slot = slotOfKeys(args, keys);
   if (slot < 0 || (watching_ && slot != watch_slot_)) {
-    refuse(kCrossSlotError);
+    refuse(resp::err::kCrossSlot);
     return Verdict::kHandled;
   }
   const uint16_t shard = worker().topology().shardOfSlot(static_cast<uint16_t>(slot));
