@@ -405,10 +405,15 @@ std::string ClientCommands::describe(ClientSession& session) {
   out += " ssub=" +
          std::to_string(subs != nullptr ? subs->names(PubSubKind::kShardChannel).size() : 0);
   out += " multi=" + (multi ? std::to_string(state->transaction().queued) : std::string("-1"));
+  // The query buffer: a session holds one only for an incomplete request (rbs, its size; rbp,
+  // the bytes in it). Replies wait in pooled buffers (omem); nothing is in Redis' reply list.
   const size_t qbuf = session.queryBufferBytes();
+  const size_t qcap = session.queryBufferCapacity();
   const size_t omem = session.outputBytes();
-  out += " qbuf=" + std::to_string(qbuf) + " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0";
-  out += " obl=0 oll=0 omem=" + std::to_string(omem) + " tot-mem=" + std::to_string(qbuf + omem);
+  out += " qbuf=" + std::to_string(qbuf) + " qbuf-free=" + std::to_string(qcap - qbuf) +
+         " argv-mem=0 multi-mem=0 rbs=" + std::to_string(qcap) + " rbp=" + std::to_string(qbuf);
+  out += " obl=0 oll=0 omem=" + std::to_string(omem) +
+         " tot-mem=" + std::to_string(session.memoryBytes());
   out += omem > 0 ? " events=rw" : " events=r";
   out += " cmd=";
   out += session.lastCommand() != nullptr ? session.lastCommand()->name : "NULL";

@@ -484,6 +484,11 @@ void ClientSession::appendOutput(std::string_view bytes) {
   }
 }
 
+size_t ClientSession::memoryBytes() const {
+  return sizeof(*this) + queryBufferCapacity() + (out_ != nullptr ? out_->capacity() : 0) +
+         (writing_ != nullptr ? writing_->capacity() : 0);
+}
+
 size_t ClientSession::pendingOutput() const {
   return (out_ != nullptr ? out_->size() : 0) + (writing_ != nullptr ? writing_->size() : 0);
 }

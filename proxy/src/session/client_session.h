@@ -72,10 +72,14 @@ class ClientSession {
   const SessionState* state() const { return state_.get(); }
   uint64_t createdMicros() const { return created_us_; }
   // CLIENT LIST: the command of the latest request (nullptr: none yet, or unknown), the bytes of
-  // an incomplete request held (qbuf) and the replies not yet written (omem).
+  // an incomplete request held (qbuf) in a buffer of queryBufferCapacity() bytes (none while the
+  // client's requests arrive whole: they are parsed in the worker's read buffer), the replies not
+  // yet written (omem), and the memory the session holds (tot-mem).
   const resp::CommandInfo* lastCommand() const { return last_cmd_; }
   size_t queryBufferBytes() const { return in_ != nullptr ? in_->size() : 0; }
+  size_t queryBufferCapacity() const { return in_ != nullptr ? in_->capacity() : 0; }
   size_t outputBytes() const { return pendingOutput(); }
+  size_t memoryBytes() const;
 
   // For a local command answered later (PROXY RELOAD waits for the main thread): queues a
   // request in this session's FIFO, to be completed on this worker's thread with
