@@ -817,6 +817,11 @@ def write_docs(path, version, top):
           "requests go",
           "on shard connections that speak RESP3, and their pub/sub messages arrive as pushes) and "
           "RESET.",
+          "",
+          "Inside MULTI, the subscribe and unsubscribe commands are refused (`Command not allowed",
+          "inside a transaction`, and EXEC then answers `-EXECABORT`). redis-server 7.0 queues them,",
+          "but its EXEC reply then counts one element per command and sends one confirmation per",
+          "channel, so the replies that follow are misaligned; a proxy must never misalign replies.",
           "", ", ".join("`%s`" % upper(c) for c in by["session"]), "",
           "## Answered by the proxy", "",
           ", ".join("`%s`" % upper(c) for c in by["local"]), "",

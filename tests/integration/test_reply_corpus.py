@@ -106,6 +106,7 @@ class Pair:
     """The same requests to the proxy and to the reference, replies compared."""
 
     def __init__(self, proxy_port, ref_port):
+        self.ports = (proxy_port, ref_port)
         self.proxy = resp.Connection(proxy_port, TIMEOUT)
         self.ref = resp.Connection(ref_port, TIMEOUT)
         self.compared = 0
@@ -257,3 +258,18 @@ def test_errors_the_shards_answer(pair):
             ["CLIENT", "NO-EVICT", "maybe"], ["DEL", "corpus:s"]):
         pair.check(request)
     assert pair.mismatches == [], report(pair)
+
+
+def test_errors_of_a_subscribed_connection(pair):
+    # A RESP2 subscriber: redis-server reports an unknown command or subcommand and a wrong arity
+    # before the context ("Can't execute ... in this context").
+    sub = Pair(*pair.ports)
+    try:
+        for request in (["SUBSCRIBE", "corpus:ch"], ["EXPIRE", "k"], ["SCRIPT", "NOSUCH"],
+                        ["NOSUCHCMD", "a"], ["GET", "k"], ["SET", "k", "v"], ["SUBSCRIBE"],
+                        ["PING", "a", "b"], ["PING"], ["OBJECT", "HELP"], ["UNSUBSCRIBE"]):
+            sub.check(request)
+        assert sub.compared == 11
+        assert sub.mismatches == [], report(sub)
+    finally:
+        sub.close()

@@ -151,6 +151,15 @@ SessionState::Verdict SessionState::onSubscribed(const resp::RequestFrame& frame
   if (name == "reset") {
     return onReset(*cmd);
   }
+  // As redis-server: an unknown subcommand and a wrong arity are reported before the context.
+  if (cmd->has(resp::kCmdContainer) && args.size() >= 2) {
+    refuse(resp::err::unknownSubcommand(name, args[1]));
+    return Verdict::kHandled;
+  }
+  if (!resp::arityOk(*cmd, args.size())) {
+    refuse(resp::err::wrongArity(name));
+    return Verdict::kHandled;
+  }
   if (name == "ping") {
     if (args.size() > 2) {
       refuse(resp::err::wrongArity(cmd->name));
