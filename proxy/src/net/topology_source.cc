@@ -47,13 +47,32 @@ bool resolveTopology(config::Config* config, route::TopologyPtr* out, std::strin
   return true;
 }
 
-void publishTopology(ProxyContext& context, std::shared_ptr<const config::Config> config,
-                     route::TopologyPtr topology) {
-  std::lock_guard<std::mutex> lock(publishMutex());
+namespace {
+
+void publishLocked(ProxyContext& context, const std::shared_ptr<const config::Config>& config,
+                   const route::TopologyPtr& topology) {
   context.publish(config, topology);
   for (Worker* w : context.workers) {
     w->post([config, topology](Worker& worker) { worker.applyConfig(config, topology); });
   }
+}
+
+}  // namespace
+
+void publishTopology(ProxyContext& context, std::shared_ptr<const config::Config> config,
+                     route::TopologyPtr topology) {
+  std::lock_guard<std::mutex> lock(publishMutex());
+  publishLocked(context, config, topology);
+}
+
+bool updatePublished(ProxyContext& context, const std::function<bool(Published&)>& change) {
+  std::lock_guard<std::mutex> lock(publishMutex());
+  Published p{context.config(), context.topology()};
+  if (!change(p)) {
+    return false;
+  }
+  publishLocked(context, p.config, p.topology);
+  return true;
 }
 
 TopologyWatcher::TopologyWatcher(ProxyContext& context) : context_(context) {}
@@ -108,22 +127,25 @@ void TopologyWatcher::requestRefresh() {
 
 void TopologyWatcher::onSwitchMaster(const std::string& master, const std::string& host,
                                      uint16_t port) {
-  const auto running = context_.config();
-  auto fresh = std::make_shared<config::Config>(*running);
-  bool changed = false;
-  for (auto& shard : fresh->shards) {
-    if (fresh->sentinel.master_name_prefix + shard.name == master &&
-        (shard.host != host || shard.port != port)) {
-      spdlog::info("sentinel: shard {} primary {}:{} -> {}:{}", shard.name, shard.host, shard.port,
-                   host, port);
-      shard.host = host;
-      shard.port = port;
-      changed = true;
+  updatePublished(context_, [&](Published& p) {
+    auto fresh = std::make_shared<config::Config>(*p.config);
+    bool changed = false;
+    for (auto& shard : fresh->shards) {
+      if (fresh->sentinel.master_name_prefix + shard.name == master &&
+          (shard.host != host || shard.port != port)) {
+        spdlog::info("sentinel: shard {} primary {}:{} -> {}:{}", shard.name, shard.host,
+                     shard.port, host, port);
+        shard.host = host;
+        shard.port = port;
+        changed = true;
+      }
     }
-  }
-  if (changed) {
-    publishTopology(context_, fresh, config::makeTopology(*fresh));
-  }
+    if (changed) {
+      p.topology = config::makeTopology(*fresh);
+      p.config = std::move(fresh);
+    }
+    return changed;
+  });
 }
 
 void TopologyWatcher::runCluster() {
@@ -167,10 +189,14 @@ void TopologyWatcher::runCluster() {
         continue;
       }
     }
-    if (!route::sameRouting(*fresh, *context_.topology())) {
+    updatePublished(context_, [&](Published& p) {
+      if (route::sameRouting(*fresh, *p.topology)) {
+        return false;
+      }
       spdlog::info("cluster topology changed: {} masters", fresh->shardCount());
-      publishTopology(context_, config, fresh);
-    }
+      p.topology = fresh;  // with the configuration in force, not the one read before the fetch
+      return true;
+    });
     // Coalesce bursts of requests (many MOVED replies at once) into one refresh per few ms.
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }

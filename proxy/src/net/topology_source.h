@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,6 +29,16 @@ bool resolveTopology(config::Config* config, route::TopologyPtr* out, std::strin
 // through its mailbox). Serialised, so a reload and a watcher never interleave their updates.
 void publishTopology(ProxyContext& context, std::shared_ptr<const config::Config> config,
                      route::TopologyPtr topology);
+
+// A change to what is published (CONFIG SET of a proxy parameter, a Sentinel failover, a new
+// cluster map), made from the configuration and topology in force and published before any other
+// publisher runs: `change` may replace either and returns true to publish, false to leave them.
+// Two changes made at once both survive; neither publishes a copy made before the other.
+struct Published {
+  std::shared_ptr<const config::Config> config;
+  route::TopologyPtr topology;
+};
+bool updatePublished(ProxyContext& context, const std::function<bool(Published&)>& change);
 
 // Follows Sentinel's +switch-master, or refreshes CLUSTER SLOTS every cluster_refresh_ms and
 // whenever requestRefresh() is called (a MOVED reply, a failed node connection).

@@ -294,42 +294,49 @@ bool ConfigCommands::applyToProxy(
     return true;
   }
   net::ProxyContext& context = worker.context();
-  auto fresh = std::make_shared<config::Config>(*context.config());
-  const route::TopologyPtr topology = context.topology();
   std::string applied;
-  for (const auto& [parameter, value] : settings) {
-    int64_t v = 0;
-    parseInt64(value, &v);  // validated by configSetTarget
-    const std::string_view name = findProxySetting(parameter)->name;
-    if (name == "timeout") {
-      fresh->limits.timeout = static_cast<uint32_t>(v);
-    } else if (name == "tcp-keepalive") {
-      fresh->limits.tcp_keepalive = static_cast<uint32_t>(v);
-    } else if (name == "maxclients") {
-      fresh->limits.max_clients = static_cast<uint32_t>(v);
-    } else if (name == "slowlog-log-slower-than") {
-      fresh->slowlog_threshold_us = v < 0 ? UINT64_MAX : static_cast<uint64_t>(v);
-    } else if (name == "slowlog-max-len") {
-      fresh->slowlog_max_len = static_cast<uint32_t>(std::min<int64_t>(v, UINT32_MAX));
+  // From the configuration in force when it is published: another CONFIG SET, a reload or a
+  // failover at the same moment is kept, not overwritten with an older copy.
+  const bool published = net::updatePublished(context, [&](net::Published& p) {
+    auto fresh = std::make_shared<config::Config>(*p.config);
+    for (const auto& [parameter, value] : settings) {
+      int64_t v = 0;
+      parseInt64(value, &v);  // validated by configSetTarget
+      const std::string_view name = findProxySetting(parameter)->name;
+      if (name == "timeout") {
+        fresh->limits.timeout = static_cast<uint32_t>(v);
+      } else if (name == "tcp-keepalive") {
+        fresh->limits.tcp_keepalive = static_cast<uint32_t>(v);
+      } else if (name == "maxclients") {
+        fresh->limits.max_clients = static_cast<uint32_t>(v);
+      } else if (name == "slowlog-log-slower-than") {
+        fresh->slowlog_threshold_us = v < 0 ? UINT64_MAX : static_cast<uint64_t>(v);
+      } else if (name == "slowlog-max-len") {
+        fresh->slowlog_max_len = static_cast<uint32_t>(std::min<int64_t>(v, UINT32_MAX));
+      }
+      applied += (applied.empty() ? "" : " ") + std::string(name) + " " + std::string(value);
     }
-    applied += (applied.empty() ? "" : " ") + std::string(name) + " " + std::string(value);
-  }
-  if (fresh->limits.max_clients != context.config()->limits.max_clients) {
-    // As redis-server: refused when the open-files limit cannot take that many clients.
-    const net::FdBudget budget =
-        net::planDescriptors(fresh->limits.max_clients,
-                             net::reservedDescriptors(*fresh, *topology, context.workers.size()));
-    if (budget.reduced()) {
-      *error = resp::err::configSetFailed(
-          "maxclients",
-          "The operating system is not able to handle the specified number "
-          "of clients, try with " +
-              std::to_string(budget.max_clients));
-      return false;
+    if (fresh->limits.max_clients != p.config->limits.max_clients) {
+      // As redis-server: refused when the open-files limit cannot take that many clients.
+      const net::FdBudget budget = net::planDescriptors(
+          fresh->limits.max_clients,
+          net::reservedDescriptors(*fresh, *p.topology, context.workers.size()));
+      if (budget.reduced()) {
+        *error = resp::err::configSetFailed(
+            "maxclients",
+            "The operating system is not able to handle the specified number "
+            "of clients, try with " +
+                std::to_string(budget.max_clients));
+        return false;
+      }
+      context.max_clients.store(budget.max_clients, std::memory_order_relaxed);
     }
-    context.max_clients.store(budget.max_clients, std::memory_order_relaxed);
+    p.config = std::move(fresh);
+    return true;
+  });
+  if (!published) {
+    return false;
   }
-  net::publishTopology(context, fresh, topology);
   spdlog::info("worker {}: CONFIG SET {} applied to the proxy (until the next reload)",
                worker.index(), applied);
   return true;
