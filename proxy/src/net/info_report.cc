@@ -330,7 +330,10 @@ std::string infoReport(const ProxyContext& context, std::string_view sections, b
     uname(&uts);
     timeval tv{};
     gettimeofday(&tv, nullptr);
-    line(out, "redis_version", std::string(resp::CommandTable::redisVersion()));
+    // The shards' version (the first shard's); the command table's until a shard has answered.
+    const std::string version = context.keyspace.serverVersion();
+    line(out, "redis_version",
+         version.empty() ? std::string(resp::CommandTable::redisVersion()) : version);
     line(out, "redis_git_sha1", std::string("00000000"));
     line(out, "redis_git_dirty", std::string("0"));
     line(out, "redis_build_id", buildId());

@@ -437,6 +437,16 @@ std::vector<ShardKeyspace> KeyspaceCache::snapshot() const {
   return shards_;
 }
 
+std::string KeyspaceCache::serverVersion() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const ShardKeyspace& shard : shards_) {
+    if (shard.ok) {
+      return std::string(shard.field("redis_version"));
+    }
+  }
+  return {};
+}
+
 uint64_t KeyspaceCache::refreshedAt() const {
   std::lock_guard<std::mutex> lock(mu_);
   return refreshed_unix_;

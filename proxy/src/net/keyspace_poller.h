@@ -68,6 +68,9 @@ class KeyspaceCache {
   void store(std::vector<ShardKeyspace> shards, uint64_t unix_time);
   std::vector<ShardKeyspace> snapshot() const;
   uint64_t refreshedAt() const;  // unix seconds of the last poll, 0 = none yet
+  // The first shard's redis_version as last polled ("" before any shard has answered): the
+  // version INFO and HELLO report, as the server the clients' commands run on.
+  std::string serverVersion() const;
   // "dbN:keys=..,expires=..,avg_ttl=.." summed over the shards (avg_ttl weighted by expires),
   // CRLF-terminated, as INFO keyspace prints them.
   std::string infoLines() const;

@@ -424,13 +424,14 @@ std::string ClientCommands::describe(ClientSession& session) {
   return out;
 }
 
-std::string ClientCommands::helloReply(uint64_t client_id, resp::Protocol protocol) {
+std::string ClientCommands::helloReply(uint64_t client_id, resp::Protocol protocol,
+                                       std::string_view version) {
   std::string out;
   resp::appendArrayHeader(out, 14);
   resp::appendBulk(out, "server");
   resp::appendBulk(out, "redis");
   resp::appendBulk(out, "version");
-  resp::appendBulk(out, resp::CommandTable::redisVersion());
+  resp::appendBulk(out, version.empty() ? resp::CommandTable::redisVersion() : version);
   resp::appendBulk(out, "proto");
   resp::appendInteger(out, static_cast<int64_t>(protocol));
   resp::appendBulk(out, "id");
@@ -610,9 +611,12 @@ SessionState::Verdict SessionState::onHello(const resp::RequestFrame& frame,
     pinned_->switchProtocol(protocol);
   }
   if (auth) {
-    answerAuth(cmd, false, ClientCommands::helloReply(clientId(), protocol));
+    answerAuth(cmd, false,
+               ClientCommands::helloReply(clientId(), protocol,
+                                          worker().context().keyspace.serverVersion()));
   } else {
-    reply(ClientCommands::helloReply(clientId(), protocol));
+    reply(ClientCommands::helloReply(clientId(), protocol,
+                                     worker().context().keyspace.serverVersion()));
   }
   return Verdict::kHandled;
 }

@@ -32,8 +32,10 @@ class ClientCommands {
   // One CLIENT LIST line (without the newline).
   static std::string describe(ClientSession& session);
 
-  // HELLO's reply map: a map in RESP3, a flat array of 14 elements in RESP2.
-  static std::string helloReply(uint64_t client_id, resp::Protocol protocol);
+  // HELLO's reply map: a map in RESP3, a flat array of 14 elements in RESP2. `version`: the
+  // shards' (KeyspaceCache::serverVersion), or "" for the command table's.
+  static std::string helloReply(uint64_t client_id, resp::Protocol protocol,
+                                std::string_view version);
 };
 
 }  // namespace sp::session
