@@ -35,6 +35,13 @@ void appendStatus(std::string& out, std::string_view text) {
   out.append("\r\n", 2);
 }
 
+void appendStatusLines(std::string& out, std::span<const std::string_view> lines) {
+  appendArrayHeader(out, static_cast<int64_t>(lines.size()));
+  for (std::string_view line : lines) {
+    appendStatus(out, line);
+  }
+}
+
 void appendError(std::string& out, std::string_view text) {
   out.push_back('-');
   out.append(text);

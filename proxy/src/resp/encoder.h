@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -14,6 +15,8 @@ void appendNullBulk(std::string& out);
 void appendInteger(std::string& out, int64_t value);
 void appendStatus(std::string& out, std::string_view text);  // "+text\r\n"
 void appendError(std::string& out, std::string_view text);   // "-text\r\n" (text without '-')
+// An array of status lines: what redis-server's HELP subcommands answer.
+void appendStatusLines(std::string& out, std::span<const std::string_view> lines);
 
 // Encodes argv as a multibulk command.
 template <typename Args>

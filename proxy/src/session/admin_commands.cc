@@ -238,10 +238,7 @@ void help(std::string* reply) {
       "HELP",
       "    Print this help.",
   };
-  resp::appendArrayHeader(*reply, static_cast<int64_t>(std::size(kLines)));
-  for (std::string_view l : kLines) {
-    resp::appendStatus(*reply, l);
-  }
+  resp::appendStatusLines(*reply, kLines);
 }
 
 }  // namespace
@@ -461,10 +458,7 @@ void runSlowlog(ClientSession& session, std::span<const std::string_view> args,
         "HELP",
         "    Prints this help.",
     };
-    resp::appendArrayHeader(*reply, static_cast<int64_t>(std::size(kLines)));
-    for (std::string_view l : kLines) {
-      resp::appendStatus(*reply, l);
-    }
+    resp::appendStatusLines(*reply, kLines);
     return;
   }
   slowlog(session.worker(), args.subspan(1), false, reply);  // arity checked by the table

@@ -477,10 +477,7 @@ bool ClientCommands::run(ClientSession& session, const resp::CommandInfo& cmd,
         "HELP",
         "    Prints this help.",
     };
-    resp::appendArrayHeader(*reply, std::ssize(kLines));
-    for (std::string_view line : kLines) {
-      resp::appendStatus(*reply, line);
-    }
+    resp::appendStatusLines(*reply, kLines);
   } else {
     return false;
   }

@@ -585,10 +585,7 @@ void commandIntrospection(const resp::CommandInfo& cmd, std::span<const std::str
   } else if (name == "command|getkeys" || name == "command|getkeysandflags") {
     commandGetKeys(args.subspan(2), name == "command|getkeysandflags", resp3, reply);
   } else if (name == "command|help") {
-    resp::appendArrayHeader(*reply, std::ssize(kCommandHelp));
-    for (std::string_view line : kCommandHelp) {
-      resp::appendStatus(*reply, line);
-    }
+    resp::appendStatusLines(*reply, kCommandHelp);
   }
 }
 
