@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "core/ascii.h"
+
 namespace sp::resp::err {
 namespace {
 
@@ -14,14 +16,6 @@ std::string line(std::string_view code_and_text) {
   out += '-';
   out += code_and_text;
   out += "\r\n";
-  return out;
-}
-
-std::string upper(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
-  }
   return out;
 }
 
@@ -52,7 +46,7 @@ std::string unknownCommand(std::span<const std::string_view> args) {
 
 std::string unknownSubcommand(std::string_view container, std::string_view sub) {
   return line("ERR unknown subcommand '" + std::string(sub.substr(0, kQuoted)) + "'. Try " +
-              upper(container) + " HELP.");
+              upperAscii(container) + " HELP.");
 }
 
 std::string wrongArity(std::string_view name) {

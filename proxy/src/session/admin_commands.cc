@@ -1,11 +1,11 @@
 // PROXY subcommands: read the shared context (snapshots, summed counters), never a worker's loop.
 #include "session/admin_commands.h"
 
-#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 
 #include "config/value_parser.h"
+#include "core/ascii.h"
 #include "net/proxy_context.h"
 #include "net/reload.h"
 #include "net/worker.h"
@@ -18,14 +18,6 @@ namespace sp::session {
 namespace {
 
 constexpr size_t kSlowlogDefaultCount = 10;  // as Redis' SLOWLOG GET
-
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
 
 std::string secret(const std::string& value) { return value.empty() ? "" : "(set)"; }
 
@@ -133,7 +125,7 @@ void configGet(const net::ProxyContext& context, std::span<const std::string_vie
 // none of these.
 bool slowlog(net::Worker& worker, std::span<const std::string_view> sub, bool proxy_form,
              std::string* reply) {
-  const std::string name = upper(sub[0]);
+  const std::string name = upperAscii(sub[0]);
   const net::ProxyContext& context = worker.context();
   std::vector<const SlowLog*> logs;
   for (const net::Worker* w : context.workers) {
@@ -244,9 +236,7 @@ void help(std::string* reply) {
 }  // namespace
 
 bool globMatch(std::string_view pattern, std::string_view text) {
-  auto lower = [](char c) {
-    return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  };
+  auto lower = [](char c) { return lowerAscii(c); };
   size_t p = 0;
   size_t t = 0;
   size_t star_p = std::string_view::npos;
@@ -415,7 +405,7 @@ void runAdminCommand(ClientSession& session, const resp::CommandInfo& cmd,
   if (name == "proxy|info") {
     std::string section = args.size() > 2 ? std::string(args[2]) : std::string();
     for (char& c : section) {
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      c = lowerAscii(c);
     }
     resp::appendBulk(*reply, worker.context().info(section));
   } else if (name == "proxy|shards") {
@@ -423,7 +413,7 @@ void runAdminCommand(ClientSession& session, const resp::CommandInfo& cmd,
   } else if (name == "proxy|slots") {
     slots(worker.context(), reply);
   } else if (name == "proxy|config") {
-    if (upper(args[2]) != "GET") {
+    if (upperAscii(args[2]) != "GET") {
       reply->append(resp::err::proxyConfigOnlyGet(args[2]));
     } else {
       configGet(worker.context(), args.subspan(3), reply);
@@ -443,7 +433,7 @@ void runAdminCommand(ClientSession& session, const resp::CommandInfo& cmd,
 
 void runSlowlog(ClientSession& session, std::span<const std::string_view> args,
                 std::string* reply) {
-  if (upper(args[1]) == "HELP") {
+  if (upperAscii(args[1]) == "HELP") {
     static constexpr std::string_view kLines[] = {
         "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "GET [<count>]",

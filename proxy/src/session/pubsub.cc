@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "core/ascii.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
 #include "resp/errors.h"
@@ -26,14 +27,6 @@ void appendConfirmation(std::string* reply, std::string_view verb, const std::st
     resp::appendNullBulk(*reply);
   }
   resp::appendInteger(*reply, static_cast<int64_t>(count));
-}
-
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    c = c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c;
-  }
-  return out;
 }
 
 }  // namespace
@@ -298,7 +291,7 @@ SessionState::Verdict SessionState::onPubSub(const resp::RequestFrame& frame,
   request->fragment_replies.resize(confirmations);
   request->outstanding = confirmations;
   uint32_t fragment = 0;
-  const std::string verb = upper(subscribing ? subscribeVerb(kind) : unsubscribeVerb(kind));
+  const std::string verb = upperAscii(subscribing ? subscribeVerb(kind) : unsubscribeVerb(kind));
   std::string command;
   for (const auto& [shard, list] : targets) {
     command.clear();

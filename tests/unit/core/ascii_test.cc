@@ -15,6 +15,16 @@ TEST(AsciiTest, LowerFoldsOnlyAsciiCapitals) {
   EXPECT_EQ(lowerAscii('\xC9'), '\xC9');
 }
 
+TEST(AsciiTest, UpperFoldsOnlyAsciiLetters) {
+  EXPECT_EQ(upperAscii('a'), 'A');
+  EXPECT_EQ(upperAscii('z'), 'Z');
+  EXPECT_EQ(upperAscii('`'), '`');  // just before 'a'
+  EXPECT_EQ(upperAscii('{'), '{');  // just after 'z'
+  EXPECT_EQ(upperAscii('\xE9'), '\xE9');
+  EXPECT_EQ(upperAscii(std::string_view("config|Set-x1")), "CONFIG|SET-X1");
+  EXPECT_EQ(upperAscii(std::string_view("")), "");
+}
+
 TEST(AsciiTest, EqualsIgnoreCase) {
   EXPECT_TRUE(equalsIgnoreCase("SETINFO", "setinfo"));
   EXPECT_TRUE(equalsIgnoreCase("SetInfo", "sETiNFO"));
