@@ -4,8 +4,9 @@
 #   2. formatting check (tools/check-format.sh)
 #   3. Release build with -Werror in build/, then every ctest test: unit, integration, fuzz replay,
 #      and the differential test against redis-server (fixed seeds)
-#   4. ASAN+UBSAN build in build-asan/, then the unit, integration and differential tests again
-#   5. TSAN build in build-tsan/, then the unit, integration and differential tests again; a
+#   4. ASAN+UBSAN build in build-asan/, then the unit, integration, differential tests and fuzz
+#      corpus replays (the session fuzzer's included) again
+#   5. TSAN build in build-tsan/, then the same tests again; a
 #      ThreadSanitizer report from any process (test binaries, shardproxy, shardbench) fails it
 #   6. with clang: libFuzzer targets in build-fuzz/, each run for $FUZZ_SECONDS (30) over a copy
 #      of its corpus; a crash fails the run
@@ -60,7 +61,7 @@ run_tsan_ctest() {
   rm -rf "$reports"
   mkdir -p "$reports"
   TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 log_path=$reports/report suppressions=$ROOT/tests/tsan.supp" \
-    run_ctest "$ROOT/build-tsan" -L 'unit|integration|differential'
+    run_ctest "$ROOT/build-tsan" -L 'unit|integration|differential|fuzz'
   rc=$?
   if compgen -G "$reports/report.*" >/dev/null; then
     echo "test.sh: ThreadSanitizer reports:"
@@ -120,7 +121,7 @@ if [ "${SKIP_ASAN:-0}" != 1 ]; then
   export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=0:detect_stack_use_after_return=0}"
   if step asan-build configure_build "$ROOT/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DSHARDPROXY_WERROR=ON -DSHARDPROXY_SANITIZE=address,undefined; then
-    step asan-ctest run_ctest "$ROOT/build-asan" -L 'unit|integration|differential'
+    step asan-ctest run_ctest "$ROOT/build-asan" -L 'unit|integration|differential|fuzz'
   fi
 fi
 
