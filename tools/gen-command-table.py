@@ -78,7 +78,7 @@ POLICY = {
         "slowlog", "slowlog|get", "slowlog|len", "slowlog|reset", "slowlog|help",
         # The proxy's own admin command (SYNTHETIC below), answered by session/admin_commands.cc.
         "proxy", "proxy|info", "proxy|shards", "proxy|slots", "proxy|config", "proxy|slowlog",
-        "proxy|reload", "proxy|help",
+        "proxy|reload", "proxy|health", "proxy|help",
     ],
     # Exceptions to the generic rules: keyed commands the proxy refuses, and keyless ones whose
     # reason is more specific than "keyless". Keyless commands not listed here are refused by
@@ -143,7 +143,8 @@ POLICY = {
 # classified by POLICY like any other. name -> (arity, summary, subcommands {name: (arity,
 # summary)}).
 SYNTHETIC = {
-    "proxy": (-2, "Administers shardproxy: its INFO, shards, slot map, config, slow log and reload.",
+    "proxy": (-2, "Administers shardproxy: its INFO, shards, slot map, config, slow log, reload "
+                  "and health.",
               {
                   "info": (-2, "Returns the proxy's INFO sections (server clients stats keyspace "
                                "shards)."),
@@ -155,6 +156,8 @@ SYNTHETIC = {
                                   "log."),
                   "reload": (2, "Re-reads the configuration file and applies it without dropping "
                                 "connections."),
+                  "health": (2, "Returns the proxy's liveness and readiness, as the metrics "
+                                "listener's /healthz and /readyz report them."),
                   "help": (2, "Shows the PROXY subcommands."),
               }),
 }

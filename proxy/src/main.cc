@@ -3,6 +3,7 @@
 // SIGINT/SIGTERM finish the requests in flight and exit.
 #include <signal.h>
 #include <unistd.h>
+#include <uv.h>
 
 #include <chrono>
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include "core/log.h"
 #include "metrics/metrics_server.h"
 #include "net/fd_budget.h"
+#include "net/health.h"
 #include "net/keyspace_poller.h"
 #include "net/listener.h"
 #include "net/proxy_context.h"
@@ -138,6 +140,15 @@ int main(int argc, char** argv) {
 
   auto collector = std::make_shared<sp::net::StatsCollector>(*context);
   sp::metrics::MetricsServer metrics_server;
+  // Health for load balancers and supervisors, beside /metrics.
+  auto page = [](const sp::net::HealthStatus& status) {
+    return sp::metrics::Page{status.ok ? 200 : 503, status.text};
+  };
+  metrics_server.addPage("/healthz", [&context, page] {
+    return page(sp::net::liveness(*context, uv_hrtime() / 1000000));
+  });
+  metrics_server.addPage("/readyz",
+                         [&context, page] { return page(sp::net::readiness(*context)); });
   if (!config->metrics_listen.empty()) {
     std::string error;
     if (!metrics_server.start(config->metrics_listen, collector, &error)) {

@@ -116,6 +116,9 @@ struct Config {
   Limits limits;
   std::string log_level = "info";  // log_level: trace|debug|info|warn|error|critical|off
   std::string metrics_listen = "127.0.0.1:9121";  // metrics.listen: host:port of /metrics; "" = off
+  // metrics.ready_quorum: the percentage of shards that must have a healthy connection in every
+  // worker for /readyz to answer 200 (0: ready as soon as the workers run).
+  uint32_t ready_quorum_percent = 100;
   uint64_t slowlog_threshold_us = 10000;   // slowlog.threshold_us: slower requests are logged
   uint32_t slowlog_max_len = 128;          // slowlog.max_len: entries kept; 0 = no slow log
   AuthConfig auth;                         // auth

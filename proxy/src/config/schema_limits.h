@@ -11,6 +11,7 @@ inline constexpr int kMaxWorkers = 1024;
 inline constexpr int kMaxBackendConnections = 1024;
 inline constexpr size_t kMaxShards = 16384;                                // one slot each at most
 inline constexpr uint64_t kMaxSlowlogThresholdUs = 3600ull * 1000 * 1000;  // an hour
+inline constexpr uint64_t kMaxReadyQuorumPercent = 100;                    // metrics.ready_quorum
 inline constexpr uint64_t kMaxSlowlogLen = 1000000;                        // entries per worker
 inline constexpr uint32_t kMaxTcpKeepalive = 32767;  // seconds: Linux's TCP_KEEPIDLE maximum
 inline constexpr uint64_t kMaxBufferPoolBytes = 1ull << 30;  // limits.buffer_pool_bytes, per worker

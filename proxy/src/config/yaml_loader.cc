@@ -295,9 +295,16 @@ class YamlReader {
 
   // metrics.listen is checked (host:port or "") by the validator, which also sees the flag.
   void readMetrics(const YAML::Node& node, const std::string& path, Config* out) {
-    forEachKey(node, path, {"listen"},
-               [&](std::string_view, const YAML::Node& value, const std::string& key_path) {
-                 readString(value, key_path, &out->metrics_listen);
+    forEachKey(node, path, {"listen", "ready_quorum"},
+               [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
+                 if (key == "listen") {
+                   readString(value, key_path, &out->metrics_listen);
+                   return;
+                 }
+                 uint64_t percent = out->ready_quorum_percent;
+                 if (readUnsigned(value, key_path, kMaxReadyQuorumPercent, &percent)) {
+                   out->ready_quorum_percent = static_cast<uint32_t>(percent);
+                 }
                });
   }
 

@@ -1,19 +1,27 @@
-// MetricsServer: prometheus-cpp's Exposer (an embedded civetweb HTTP server) serving /metrics on
-// metrics.listen. Scrapes run on the exposer's own threads and call the registered Collectable,
-// which reads the workers' counters; nothing here touches a worker's loop.
+// MetricsServer: an embedded civetweb HTTP server on metrics.listen serving /metrics (the
+// registered Collectable in Prometheus' text format) and plain-text pages such as /healthz and
+// /readyz. Requests run on the server's own threads and call the page functions, which read the
+// workers' counters; nothing here touches a worker's loop.
 #pragma once
 
 #include <prometheus/collectable.h>
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
-namespace prometheus {
-class Exposer;
-}
+class CivetServer;
+class CivetHandler;
 
 namespace sp::metrics {
+
+// What a page function answers: an HTTP status (200, 503, ...) and a text/plain body.
+struct Page {
+  int status = 200;
+  std::string body;
+};
 
 class MetricsServer {
  public:
@@ -22,15 +30,21 @@ class MetricsServer {
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
 
-  // Binds `listen` ("host:port", "[v6]:port") and serves `collectable` on /metrics. False with
-  // *error when the address cannot be bound.
+  // A page served from start() on: `uri` ("/healthz") answers GET and HEAD with fn's result.
+  // Call before start().
+  void addPage(const std::string& uri, std::function<Page()> fn);
+
+  // Binds `listen` ("host:port", "[v6]:port") and serves `collectable` on /metrics and the
+  // pages. False with *error (which address, and how to choose another) when it cannot bind.
   bool start(const std::string& listen, const std::shared_ptr<prometheus::Collectable>& collectable,
              std::string* error);
-  void stop();  // before whatever the collectable reads goes away
+  void stop();  // before whatever the collectable and the pages read goes away
   uint16_t port() const { return port_; }
 
  private:
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::map<std::string, std::function<Page()>> pages_;
+  std::map<std::string, std::unique_ptr<CivetHandler>> handlers_;  // uri -> handler, while serving
+  std::unique_ptr<CivetServer> server_;
   uint16_t port_ = 0;
 };
 

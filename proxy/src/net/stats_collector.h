@@ -1,5 +1,5 @@
-// StatsCollector: the prometheus::Collectable behind /metrics. At scrape time (on the exposer's
-// thread) it sums every worker's plain counters and histograms, as declared once in
+// StatsCollector: the prometheus::Collectable behind /metrics. At scrape time (on the metrics
+// server's thread) it sums every worker's plain counters and histograms, as declared once in
 // net/worker_stats.h, and adds the process, build, reload and keyspace metrics. The request path
 // never touches a prometheus-cpp object.
 #pragma once

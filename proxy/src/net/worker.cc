@@ -314,6 +314,7 @@ void Worker::run() {
                 [](uv_async_t* a) { static_cast<Worker*>(a->data)->onStopRequested(); });
   stop_async_.data = this;
   forEachBackend([](backend::BackendConn& conn) { conn.start(); });
+  heartbeat_ms_.store(uv_now(&loop_), std::memory_order_relaxed);
   uv_run(&loop_, UV_RUN_DEFAULT);
   spdlog::debug("worker {}: stopped", index_);
 }
@@ -729,6 +730,7 @@ void Worker::onPingTimer() {
 }
 
 void Worker::onTrimTimer() {
+  heartbeat_ms_.store(uv_now(&loop_), std::memory_order_relaxed);
   buffers_.trim();
   size_t freed = buffers_.takeFreedBytes();
   forEachBackend([&freed](backend::BackendConn& conn) { freed += conn.trimBuffers(); });

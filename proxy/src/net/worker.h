@@ -7,6 +7,7 @@
 
 #include <uv.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -87,6 +88,9 @@ class Worker {
   uint64_t slowlogThresholdUs() const { return slowlog_threshold_us_; }
   bool slowlogEnabled() const { return slowlog_enabled_; }
   size_t retiredBackends() const { return retired_.size(); }  // draining after a reload
+  // Any thread: the loop time (uv_hrtime's clock, in ms) of this worker's last once-a-second
+  // timer; 0 before its loop runs. /healthz reads it to tell a live loop from a stuck one.
+  uint64_t heartbeatMs() const { return heartbeat_ms_.load(std::memory_order_relaxed); }
 
   // The shared read buffer: sessions with no partial request read into it, so an idle
   // connection owns no buffer.
@@ -197,6 +201,7 @@ class Worker {
   uv_timer_t drain_timer_{};
   uv_timer_t ping_timer_{};
   uv_timer_t trim_timer_{};
+  std::atomic<uint64_t> heartbeat_ms_{0};
   // Buffer bytes onTrimTimer saw freed and has not yet asked the allocator to hand back.
   size_t unreturned_bytes_ = 0;
   uv_idle_t idle_{};  // keeps the loop from blocking while deferred work remains

@@ -6,6 +6,7 @@
 
 #include "config/value_parser.h"
 #include "core/ascii.h"
+#include "net/health.h"
 #include "net/proxy_context.h"
 #include "net/reload.h"
 #include "net/worker.h"
@@ -212,6 +213,16 @@ void reload(ClientSession& session, const resp::CommandInfo& cmd, std::string* r
   });
 }
 
+// "# healthz (200)\nok: ...\n# readyz (503)\nnot ready: ...\n": both pages, with the status
+// code each would answer.
+void health(const net::ProxyContext& context, std::string* reply) {
+  const net::HealthStatus live = net::liveness(context, uv_hrtime() / 1000000);
+  const net::HealthStatus ready = net::readiness(context);
+  resp::appendBulk(*reply, std::string("# healthz (") + (live.ok ? "200" : "503") + ")\n" +
+                               live.text + "# readyz (" + (ready.ok ? "200" : "503") + ")\n" +
+                               ready.text);
+}
+
 void help(std::string* reply) {
   static constexpr std::string_view kLines[] = {
       "PROXY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -227,6 +238,8 @@ void help(std::string* reply) {
       "    The proxy-side slow log (slowlog.threshold_us, slowlog.max_len).",
       "RELOAD",
       "    Re-read the configuration file and apply it without dropping clients.",
+      "HEALTH",
+      "    Liveness and readiness, as the metrics listener's /healthz and /readyz.",
       "HELP",
       "    Print this help.",
   };
@@ -379,6 +392,7 @@ std::vector<std::pair<std::string, std::string>> configEntries(const config::Con
   add("sentinel.master_name_prefix", c.sentinel.master_name_prefix);
   add("sentinel.password", secret(c.sentinel.password));
   add("metrics.listen", c.metrics_listen);
+  add("metrics.ready_quorum", num(c.ready_quorum_percent));
   add("slowlog.threshold_us", num(c.slowlog_threshold_us));
   add("slowlog.max_len", num(c.slowlog_max_len));
   add("auth.password", secret(c.auth.password));
@@ -424,6 +438,8 @@ void runAdminCommand(ClientSession& session, const resp::CommandInfo& cmd,
     }
   } else if (name == "proxy|reload") {
     reload(session, cmd, reply);
+  } else if (name == "proxy|health") {
+    health(worker.context(), reply);
   } else if (name == "proxy|help") {
     help(reply);
   } else {

@@ -27,6 +27,7 @@ std::vector<ConfigError> parseFlags(std::initializer_list<const char*> args, Com
 TEST(ObservabilityConfigTest, DefaultsServeMetricsOnLoopback) {
   const Config c;
   EXPECT_EQ(c.metrics_listen, "127.0.0.1:9121");
+  EXPECT_EQ(c.ready_quorum_percent, 100u);
   EXPECT_EQ(c.slowlog_threshold_us, 10000u);
   EXPECT_EQ(c.slowlog_max_len, 128u);
 }
@@ -35,10 +36,12 @@ TEST(ObservabilityConfigTest, YamlKeysAreRead) {
   Config c;
   auto errors = loadAndValidateYaml(std::string(kShards) +
                                         "metrics:\n  listen: \"[::1]:9200\"\n"
+                                        "  ready_quorum: 50\n"
                                         "slowlog:\n  threshold_us: 0\n  max_len: 5\n",
                                     &c);
   ASSERT_TRUE(errors.empty()) << dump(errors);
   EXPECT_EQ(c.metrics_listen, "[::1]:9200");
+  EXPECT_EQ(c.ready_quorum_percent, 50u);
   EXPECT_EQ(c.slowlog_threshold_us, 0u);
   EXPECT_EQ(c.slowlog_max_len, 5u);
 }
@@ -54,11 +57,13 @@ TEST(ObservabilityConfigTest, BadValuesNameTheirPath) {
   Config c;
   auto errors = loadAndValidateYaml(std::string(kShards) +
                                         "metrics:\n  listen: nowhere\n  port: 1\n"
+                                        "  ready_quorum: 101\n"
                                         "slowlog:\n  threshold_us: -1\n  max_len: 2000000\n"
                                         "  size: 3\n",
                                     &c);
   EXPECT_TRUE(hasError(errors, "metrics.listen", "")) << dump(errors);
   EXPECT_TRUE(hasError(errors, "metrics.port", "unknown key")) << dump(errors);
+  EXPECT_TRUE(hasError(errors, "metrics.ready_quorum", "")) << dump(errors);
   EXPECT_TRUE(hasError(errors, "slowlog.threshold_us", "")) << dump(errors);
   EXPECT_TRUE(hasError(errors, "slowlog.max_len", "")) << dump(errors);
   EXPECT_TRUE(hasError(errors, "slowlog.size", "unknown key")) << dump(errors);

@@ -1,5 +1,5 @@
-// Tests MetricsServer: serves a Collectable on /metrics over real loopback HTTP, and reports an
-// address it cannot bind as an error instead of throwing.
+// Tests MetricsServer: serves a Collectable on /metrics and plain-text pages with their status
+// over real loopback HTTP, and reports an address it cannot bind as an error instead of throwing.
 #include "metrics/metrics_server.h"
 
 #include <arpa/inet.h>
@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,34 @@ TEST(MetricsServerTest, ServesTheCollectableOnMetrics) {
   const std::string response = httpGet(server.port(), "/metrics");
   EXPECT_NE(response.find("200 OK"), std::string::npos) << response;
   EXPECT_NE(response.find("shardproxy_test_value 42"), std::string::npos) << response;
+  EXPECT_NE(response.find("Content-Type: text/plain; version=0.0.4"), std::string::npos)
+      << response;
+  server.stop();
+}
+
+TEST(MetricsServerTest, ServesPagesWithTheirStatus) {
+  MetricsServer server;
+  std::atomic<int> calls{0};  // read here, written on the server's thread
+  server.addPage("/healthz", [] { return Page{200, "ok: fine\n"}; });
+  server.addPage("/readyz", [&calls] {
+    ++calls;
+    return Page{503, "not ready: shard down\n"};
+  });
+  std::string error;
+  ASSERT_TRUE(server.start("127.0.0.1:0", std::make_shared<OneGauge>(), &error)) << error;
+  const std::string healthy = httpGet(server.port(), "/healthz");
+  EXPECT_EQ(healthy.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << healthy;
+  EXPECT_NE(healthy.find("\r\n\r\nok: fine\n"), std::string::npos) << healthy;
+  const std::string unready = httpGet(server.port(), "/readyz");
+  EXPECT_EQ(unready.rfind("HTTP/1.1 503 Service Unavailable\r\n", 0), 0u) << unready;
+  EXPECT_NE(unready.find("Content-Length: 22\r\n"), std::string::npos) << unready;
+  EXPECT_NE(unready.find("\r\n\r\nnot ready: shard down\n"), std::string::npos) << unready;
+  EXPECT_EQ(calls.load(), 1);  // each request asks the page afresh, nothing is cached
+  httpGet(server.port(), "/readyz");
+  EXPECT_EQ(calls.load(), 2);
+  // A page is its exact path, not a prefix.
+  EXPECT_NE(httpGet(server.port(), "/readyz/x").find("404"), std::string::npos);
+  EXPECT_NE(httpGet(server.port(), "/other").find("404"), std::string::npos);
   server.stop();
 }
 
@@ -70,7 +99,10 @@ TEST(MetricsServerTest, AnAddressInUseIsAnError) {
   ASSERT_TRUE(first.start("127.0.0.1:0", collectable, &error)) << error;
   MetricsServer second;
   EXPECT_FALSE(second.start("127.0.0.1:" + std::to_string(first.port()), collectable, &error));
-  EXPECT_NE(error.find("metrics.listen"), std::string::npos) << error;
+  EXPECT_NE(error.find("metrics.listen 127.0.0.1:" + std::to_string(first.port())),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("--metrics-listen"), std::string::npos) << error;  // how to choose another
   EXPECT_EQ(second.port(), 0);
 }
 
