@@ -9,7 +9,7 @@ packages=(
   libcivetweb-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   redis-server redis-tools redis-sentinel nutcracker prometheus prometheus-redis-exporter
-  librsvg2-bin
+  librsvg2-bin logrotate
   python3 python3-redis python3-pytest procps iproute2
   nodejs
 )

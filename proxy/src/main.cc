@@ -5,8 +5,10 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <memory>
 #include <thread>
@@ -18,6 +20,7 @@
 #include "config/topology_builder.h"
 #include "core/allocator.h"
 #include "core/log.h"
+#include "core/log_sink.h"
 #include "metrics/metrics_server.h"
 #include "net/fd_budget.h"
 #include "net/health.h"
@@ -40,6 +43,21 @@ int printErrors(const std::vector<sp::config::ConfigError>& errors) {
   std::fprintf(stderr, "shardproxy: %zu configuration error%s\n", errors.size(),
                errors.size() == 1 ? "" : "s");
   return 2;
+}
+
+// "<pid>\n" into `path`, replacing what was there. False with *error.
+bool writePidfile(const std::string& path, std::string* error) {
+  FILE* f = std::fopen(path.c_str(), "we");
+  if (f == nullptr) {
+    *error = "--pidfile " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  const bool ok = std::fprintf(f, "%d\n", static_cast<int>(getpid())) > 0;
+  if (std::fclose(f) != 0 || !ok) {
+    *error = "--pidfile " + path + ": cannot write it";
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -71,6 +89,11 @@ int main(int argc, char** argv) {
   if (cmdline.check_config) {
     std::printf("shardproxy: configuration OK (%zu shards)\n", config->shards.size());
     return 0;
+  }
+  std::string log_error;
+  if (!sp::configureLogging(config->log_file, &log_error)) {
+    std::fprintf(stderr, "shardproxy: %s\n", log_error.c_str());
+    return 1;
   }
   sp::setLogLevel(config->log_level);
   // Sentinel or a Redis Cluster may supply the shards' addresses.
@@ -106,6 +129,7 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGHUP);
+  sigaddset(&signals, SIGUSR1);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
@@ -131,6 +155,14 @@ int main(int argc, char** argv) {
     fds.push_back(fd);
   }
   context->bound_port = port;
+  std::string pid_error;
+  if (!config->pidfile.empty() && !writePidfile(config->pidfile, &pid_error)) {
+    std::fprintf(stderr, "shardproxy: %s\n", pid_error.c_str());
+    for (int open_fd : fds) {
+      close(open_fd);
+    }
+    return 1;
+  }
 
   std::vector<std::unique_ptr<sp::net::Worker>> pool;
   for (int i = 0; i < workers; ++i) {
@@ -183,6 +215,15 @@ int main(int argc, char** argv) {
       reloader.onSignal();
       continue;
     }
+    if (sig == SIGUSR1) {
+      std::string error;
+      if (sp::reopenLogFile(&error)) {
+        spdlog::info("SIGUSR1: log file reopened");
+      } else {
+        spdlog::error("SIGUSR1: {}; still writing to the file open before", error);
+      }
+      continue;
+    }
     break;
   }
   spdlog::info("{}: finishing in-flight requests (up to {} ms), then exiting",
@@ -202,6 +243,9 @@ int main(int argc, char** argv) {
   keyspace.stop();
   metrics_stop.join();
   pool.clear();
+  if (!config->pidfile.empty()) {
+    ::unlink(config->pidfile.c_str());
+  }
   spdlog::info("shardproxy stopped");
   return 0;
 }

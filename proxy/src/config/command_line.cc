@@ -20,6 +20,8 @@ enum class Flag {
   kShards,
   kCluster,
   kLogLevel,
+  kLogFile,
+  kPidfile,
   kMetricsListen,
   kHelp,
   kVersion
@@ -41,6 +43,8 @@ constexpr FlagSpec kFlags[] = {
     {"--shards", "", Flag::kShards, true},
     {"--cluster", "", Flag::kCluster, true},
     {"--log-level", "", Flag::kLogLevel, true},
+    {"--log-file", "", Flag::kLogFile, true},
+    {"--pidfile", "", Flag::kPidfile, true},
     {"--help", "-h", Flag::kHelp, false},
     {"--version", "", Flag::kVersion, false},
     {"--metrics-listen", "", Flag::kMetricsListen, true},
@@ -221,6 +225,10 @@ class Parser {
         }
         out_->log_level = std::string(value);
         break;
+      case Flag::kLogFile:
+      case Flag::kPidfile:  // opened at start-up, which reports a path it cannot use
+        (spec.flag == Flag::kLogFile ? out_->log_file : out_->pidfile) = std::string(value);
+        break;
       case Flag::kMetricsListen: {
         std::string host;
         uint16_t port = 0;
@@ -306,6 +314,9 @@ std::string usage() {
          "      --cluster H:P,H:P,...  front a Redis Cluster found from these seed nodes\n"
          "                           (backend.mode cluster; slots from CLUSTER SLOTS)\n"
          "      --log-level LEVEL    trace, debug, info, warn, error, critical or off\n"
+         "      --log-file PATH      append the log to PATH instead of stderr; SIGUSR1 reopens\n"
+         "                           it (after logrotate moved it)\n"
+         "      --pidfile PATH       write the process id to PATH (removed on exit)\n"
          "      --metrics-listen H:P serve Prometheus /metrics on H:P (default 127.0.0.1:9121);\n"
          "                           off = no metrics endpoint\n"
          "  -h, --help               print this help and exit\n"

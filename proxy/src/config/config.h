@@ -114,7 +114,9 @@ struct Config {
   uint32_t max_redirects = 5;           // backend.max_redirects: MOVED/ASK followed per fragment
   uint32_t shutdown_timeout_ms = 5000;  // shutdown_timeout_ms: drain in-flight requests on exit
   Limits limits;
-  std::string log_level = "info";  // log_level: trace|debug|info|warn|error|critical|off
+  std::string log_level = "info";  // log_level (or log.level): trace|debug|...|critical|off
+  std::string log_file;            // log.file: append log lines here ("" = stderr); SIGUSR1 reopens
+  std::string pidfile;             // pidfile: the process id is written here while it runs
   std::string metrics_listen = "127.0.0.1:9121";  // metrics.listen: host:port of /metrics; "" = off
   // metrics.ready_quorum: the percentage of shards that must have a healthy connection in every
   // worker for /readyz to answer 200 (0: ready as soon as the workers run).

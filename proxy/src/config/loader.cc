@@ -112,6 +112,12 @@ std::vector<ConfigError> buildConfig(const CommandLine& cmdline, Config* out) {
   if (!cmdline.log_level.empty()) {
     out->log_level = cmdline.log_level;
   }
+  if (!cmdline.log_file.empty()) {
+    out->log_file = cmdline.log_file;
+  }
+  if (!cmdline.pidfile.empty()) {
+    out->pidfile = cmdline.pidfile;
+  }
   if (!cmdline.metrics_listen.empty()) {
     out->metrics_listen = cmdline.metrics_listen == "off" ? "" : cmdline.metrics_listen;
   }

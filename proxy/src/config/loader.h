@@ -46,6 +46,8 @@ struct CommandLine {
   std::string shards;          // --shards h:p,h:p,...
   std::string cluster;         // --cluster h:p,h:p,...: Redis Cluster seeds (backend.mode cluster)
   std::string log_level;       // --log-level LEVEL
+  std::string log_file;        // --log-file PATH
+  std::string pidfile;         // --pidfile PATH
   std::string metrics_listen;  // --metrics-listen HOST:PORT, or "off" for no metrics endpoint
 };
 

@@ -77,8 +77,8 @@ class YamlReader {
     }
     forEachKey(root, "",
                {"listen", "workers", "shards", "backend", "limits", "shutdown_timeout_ms",
-                "log_level", "sentinel", "metrics", "slowlog", "auth", "deny_commands",
-                "allow_config_set", "keyless_scripts"},
+                "log_level", "log", "pidfile", "sentinel", "metrics", "slowlog", "auth",
+                "deny_commands", "allow_config_set", "keyless_scripts"},
                [&](std::string_view key, const YAML::Node& value, const std::string& path) {
                  if (key == "listen") {
                    readListen(value, path, out);
@@ -106,6 +106,10 @@ class YamlReader {
                    readBool(value, path, &out->allow_config_set);
                  } else if (key == "keyless_scripts") {
                    readString(value, path, &out->keyless_scripts);
+                 } else if (key == "log") {
+                   readLog(value, path, out);
+                 } else if (key == "pidfile") {
+                   readString(value, path, &out->pidfile);
                  } else {
                    readString(value, path, &out->log_level);
                  }
@@ -305,6 +309,14 @@ class YamlReader {
                  if (readUnsigned(value, key_path, kMaxReadyQuorumPercent, &percent)) {
                    out->ready_quorum_percent = static_cast<uint32_t>(percent);
                  }
+               });
+  }
+
+  // log.level is log_level by another name (checked as log_level by the validator).
+  void readLog(const YAML::Node& node, const std::string& path, Config* out) {
+    forEachKey(node, path, {"level", "file"},
+               [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
+                 readString(value, key_path, key == "level" ? &out->log_level : &out->log_file);
                });
   }
 

@@ -49,8 +49,9 @@ ReloadOutcome Reloader::reload(std::string_view trigger) {
       spdlog::error("reload ({}): {}", trigger, e.toString());
       outcome.message += (outcome.message.empty() ? "" : "; ") + e.toString();
     }
-    spdlog::error("reload ({}): {} error{} in {}; the running configuration is unchanged", trigger,
-                  errors.size(), errors.size() == 1 ? "" : "s", cmdline_.config_path);
+    spdlog::error("reload ({}): {} error{}{}; the running configuration is unchanged", trigger,
+                  errors.size(), errors.size() == 1 ? "" : "s",
+                  cmdline_.config_path.empty() ? "" : " in " + cmdline_.config_path);
     context_.reloads.failed.fetch_add(1);
     context_.reloads.last_ok.store(false);
     return outcome;

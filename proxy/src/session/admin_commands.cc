@@ -384,6 +384,8 @@ std::vector<std::pair<std::string, std::string>> configEntries(const config::Con
   add("limits.buffer_pool_bytes", num(c.limits.buffer_pool_bytes));
   add("shutdown_timeout_ms", num(c.shutdown_timeout_ms));
   add("log_level", c.log_level);
+  add("log.file", c.log_file);
+  add("pidfile", c.pidfile);
   std::string sentinels;
   for (const auto& e : c.sentinel.addresses) {
     sentinels += (sentinels.empty() ? "" : ",") + config::formatHostPort(e.host, e.port);

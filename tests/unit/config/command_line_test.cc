@@ -106,11 +106,25 @@ TEST(CommandLineTest, UnknownFlagsAndStrayArguments) {
   EXPECT_EQ(errors.size(), 5u) << dump(errors);
 }
 
+TEST(CommandLineTest, LogFileAndPidfile) {
+  CommandLine cl;
+  ASSERT_TRUE(parse({"--log-file", "/var/log/sp.log", "--pidfile=/run/sp.pid"}, &cl).empty());
+  EXPECT_EQ(cl.log_file, "/var/log/sp.log");
+  EXPECT_EQ(cl.pidfile, "/run/sp.pid");
+  Config c;
+  cl.shards = "127.0.0.1:7001";
+  ASSERT_TRUE(buildConfig(cl, &c).empty());
+  EXPECT_EQ(c.log_file, "/var/log/sp.log");
+  EXPECT_EQ(c.pidfile, "/run/sp.pid");
+}
+
 TEST(CommandLineTest, MissingValues) {
   CommandLine cl;
   EXPECT_TRUE(hasError(parse({"--config"}, &cl), "--config", "missing value"));
   EXPECT_TRUE(hasError(parse({"-c"}, &cl), "-c", "missing value"));  // named as typed
   EXPECT_TRUE(hasError(parse({"--port="}, &cl), "--port", "missing value"));
+  EXPECT_TRUE(hasError(parse({"--log-file="}, &cl), "--log-file", "missing value"));
+  EXPECT_TRUE(hasError(parse({"--pidfile"}, &cl), "--pidfile", "missing value"));
   auto errors = parse({"--config", "--port", "1"}, &cl);  // a flag is not a value
   EXPECT_TRUE(hasError(errors, "--config", "missing value"));
   EXPECT_EQ(cl.port, 1);

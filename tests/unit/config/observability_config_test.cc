@@ -37,11 +37,16 @@ TEST(ObservabilityConfigTest, YamlKeysAreRead) {
   auto errors = loadAndValidateYaml(std::string(kShards) +
                                         "metrics:\n  listen: \"[::1]:9200\"\n"
                                         "  ready_quorum: 50\n"
+                                        "log:\n  level: warn\n  file: /var/log/sp.log\n"
+                                        "pidfile: /run/sp.pid\n"
                                         "slowlog:\n  threshold_us: 0\n  max_len: 5\n",
                                     &c);
   ASSERT_TRUE(errors.empty()) << dump(errors);
   EXPECT_EQ(c.metrics_listen, "[::1]:9200");
   EXPECT_EQ(c.ready_quorum_percent, 50u);
+  EXPECT_EQ(c.log_level, "warn");
+  EXPECT_EQ(c.log_file, "/var/log/sp.log");
+  EXPECT_EQ(c.pidfile, "/run/sp.pid");
   EXPECT_EQ(c.slowlog_threshold_us, 0u);
   EXPECT_EQ(c.slowlog_max_len, 5u);
 }
@@ -58,12 +63,15 @@ TEST(ObservabilityConfigTest, BadValuesNameTheirPath) {
   auto errors = loadAndValidateYaml(std::string(kShards) +
                                         "metrics:\n  listen: nowhere\n  port: 1\n"
                                         "  ready_quorum: 101\n"
+                                        "log:\n  level: loud\n  rotate: 3\n"
                                         "slowlog:\n  threshold_us: -1\n  max_len: 2000000\n"
                                         "  size: 3\n",
                                     &c);
   EXPECT_TRUE(hasError(errors, "metrics.listen", "")) << dump(errors);
   EXPECT_TRUE(hasError(errors, "metrics.port", "unknown key")) << dump(errors);
   EXPECT_TRUE(hasError(errors, "metrics.ready_quorum", "")) << dump(errors);
+  EXPECT_TRUE(hasError(errors, "log_level", "unknown level 'loud'")) << dump(errors);
+  EXPECT_TRUE(hasError(errors, "log.rotate", "unknown key")) << dump(errors);
   EXPECT_TRUE(hasError(errors, "slowlog.threshold_us", "")) << dump(errors);
   EXPECT_TRUE(hasError(errors, "slowlog.max_len", "")) << dump(errors);
   EXPECT_TRUE(hasError(errors, "slowlog.size", "unknown key")) << dump(errors);
