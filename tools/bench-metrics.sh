@@ -4,7 +4,7 @@
 # shards, then alternates runs of the same redis-benchmark load through each variant (ROUNDS
 # each, the order flipped every round so drift hits both), and prints every run, the median QPS
 # of each variant and the ratio on/off. The "on" proxy serves /metrics and is scraped every
-# second while it runs, as Prometheus would. The bar (issue 8) is a QPS ratio >= 0.98. On a
+# second while it runs, as Prometheus would. The bar is a QPS ratio >= 0.98. On a
 # shared, noisy machine the proxy's CPU time per request (utime+stime from /proc over the run)
 # is the steadier measure of the same cost, so it is printed too (ratio on/off <= 1.02), and,
 # when valgrind is installed, the proxy's instructions per request counted by callgrind (the

@@ -28,6 +28,7 @@
 #include "net/listener.h"
 #include "net/proxy_context.h"
 #include "net/reload.h"
+#include "net/service_notifier.h"
 #include "net/stats_collector.h"
 #include "net/topology_source.h"
 #include "net/worker.h"
@@ -206,13 +207,30 @@ int main(int argc, char** argv) {
                    ? std::string(", no metrics endpoint")
                    : ", metrics on http://" + config->metrics_listen + "/metrics");
 
+  // systemd (Type=notify): ready now; with WatchdogSec=, a keep-alive every half period while
+  // every worker's loop turns, so the wait for a signal has a timeout.
+  sp::net::ServiceNotifier notifier;
+  const std::string status = "serving on " + config->listen_host + ":" + std::to_string(port) +
+                             " with " + std::to_string(workers) + " workers";
+  notifier.ready(status);
+  const uint64_t watchdog_ms = notifier.watchdogIntervalMs();
   int sig = 0;
   for (;;) {
-    if (sigwait(&signals, &sig) != 0) {
+    if (watchdog_ms > 0) {
+      notifier.watchdog(sp::net::liveness(*context, uv_hrtime() / 1000000).ok);
+      const timespec wait{static_cast<time_t>(watchdog_ms / 1000),
+                          static_cast<long>(watchdog_ms % 1000 * 1000000)};
+      sig = sigtimedwait(&signals, nullptr, &wait);
+      if (sig < 0) {
+        continue;  // the period passed (or EINTR)
+      }
+    } else if (sigwait(&signals, &sig) != 0) {
       continue;
     }
     if (sig == SIGHUP) {
+      notifier.reloading();
       reloader.onSignal();
+      notifier.ready(status);
       continue;
     }
     if (sig == SIGUSR1) {
@@ -228,6 +246,7 @@ int main(int argc, char** argv) {
   }
   spdlog::info("{}: finishing in-flight requests (up to {} ms), then exiting",
                sig == SIGINT ? "SIGINT" : "SIGTERM", context->config()->shutdown_timeout_ms);
+  notifier.stopping();
   reloader.cancelPending("proxy shutting down");
   watcher.stop();
   // Scrapes stop reading the workers now; civetweb takes a couple of seconds to stop its
