@@ -16,6 +16,7 @@
 # The callgrind runs use --metrics-listen off for both binaries: they count the request path
 # only (what SHARDPROXY_METRICS compiles in or out), not the scrapes.
 # Numbers from this script on a shared machine are only meaningful as the ratio of one run.
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -3,6 +3,7 @@
 # and restarted every 10 seconds. Prints requests, errors by kind, mismatches (must be 0), proxy
 # exits (must be 0) and the longest window with no successful reply for a live shard.
 # Usage: tools/chaos.sh [--duration S] [--interval S] [--down S] [--clients N]
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 if [ ! -x "$root/build/proxy/shardproxy" ]; then

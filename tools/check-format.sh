@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fails when clang-format (with the repository's .clang-format) would change any C++ file that
 # git knows about (tracked, or new and not ignored). Fix with: clang-format -i FILE...
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 command -v clang-format >/dev/null || { echo "check-format: clang-format not installed" >&2; exit 2; }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian package shardproxy needs to build, test and benchmark. Idempotent: only
 # packages that are missing are installed, and apt-get update runs only when something is missing.
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 
 packages=(

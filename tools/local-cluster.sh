@@ -6,6 +6,7 @@
 #   tools/local-cluster.sh start [MASTERS=3] [REPLICAS=1]   prints the seed address list
 #   tools/local-cluster.sh stop
 #   tools/local-cluster.sh status
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 
 RUN_DIR="${SP_CLUSTER_DIR:-/tmp/shardproxy-cluster}"

@@ -8,6 +8,7 @@
 #   tools/local-shards.sh status
 #
 # SHARDPROXY_BIN overrides the proxy binary (default build/proxy/shardproxy).
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

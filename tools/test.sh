@@ -15,6 +15,7 @@
 #
 # Environment: JOBS (build parallelism, default nproc), CTEST_JOBS (default 2), FUZZ_SECONDS,
 # SKIP_ASAN=1, SKIP_TSAN=1, SKIP_FUZZ=1.
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -7,6 +7,7 @@
 #   tools/twemproxy.sh stop                       stops the one started here (by its PID)
 #
 # State lives in ${SP_TWEMPROXY_DIR:-/tmp/shardproxy-twemproxy}.
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 DIR="${SP_TWEMPROXY_DIR:-/tmp/shardproxy-twemproxy}"
 free_port() {
