@@ -137,6 +137,7 @@ def test_systemd_unit_verifies_and_its_commands_run():
     limit = re.search(r"^LimitNOFILE=(\d+)$", unit, re.M)
     assert limit and int(limit.group(1)) > 100000, "LimitNOFILE above limits.max_clients"
     assert re.search(r"^ExecReload=/bin/kill -HUP \$MAINPID$", unit, re.M)
+    assert re.search(r"^Type=notify$", unit, re.M) and re.search(r"^WatchdogSec=", unit, re.M)
     # The unit's commands, with the installed path replaced by the binary under test and the
     # config by conf/proxy.yaml.
     config = os.path.join(sp_procs.REPO, "conf", "proxy.yaml")
@@ -163,5 +164,11 @@ def test_systemd_unit_verifies_and_its_commands_run():
         assert out.returncode == 0, report
         # Unknown keys and bad values are only warnings to systemd: fail on them here.
         assert "shardproxy.service:" not in report, report
+        # The sandbox: systemd's own exposure rating, below 3.0 ("OK").
+        out = subprocess.run([SYSTEMD_ANALYZE, "security", "--offline=true", path],
+                             capture_output=True, text=True, timeout=60)
+        m = re.search(r"Overall exposure level for shardproxy\.service: (\d+\.\d+)", out.stdout)
+        assert m, out.stdout + out.stderr
+        assert float(m.group(1)) < 3.0, out.stdout
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
