@@ -158,8 +158,13 @@ def test_systemd_unit_verifies_and_its_commands_run():
         path = os.path.join(tmp, "shardproxy.service")
         with open(path, "w") as f:
             f.write(unit.replace("/usr/local/bin/shardproxy", binary))
+        # Documentation=man:shardproxy(1): verify runs man, which finds the page where an
+        # installation puts it (here a MANPATH holding the repository's page).
+        os.makedirs(os.path.join(tmp, "man", "man1"))
+        shutil.copy(os.path.join(sp_procs.REPO, "docs", "man", "shardproxy.1"),
+                    os.path.join(tmp, "man", "man1"))
         out = subprocess.run([SYSTEMD_ANALYZE, "verify", path], capture_output=True, text=True,
-                             timeout=60)
+                             timeout=60, env=dict(os.environ, MANPATH=os.path.join(tmp, "man")))
         report = out.stdout + out.stderr
         assert out.returncode == 0, report
         # Unknown keys and bad values are only warnings to systemd: fail on them here.
