@@ -210,6 +210,49 @@ TEST(BackendFailureTest, ReadsGoToTheReplicaWritesToThePrimary) {
   EXPECT_GE(commandCalls(primary.port(), "get"), 5);
 }
 
+TEST(BackendFailureTest, AStalledReplicaIsPassedOverForReadsAtOnce) {
+  RedisServer primary({"--repl-diskless-sync-delay", "0"});
+  RedisServer replica({"--replicaof", "127.0.0.1", std::to_string(primary.port())});
+  TempDir dir;
+  const std::string conf = proxyConfig(dir.path(),
+                                       "  - name: shard0\n    address: " + primary.address() +
+                                           "\n    replicas: [" + replica.address() + "]\n",
+                                       "  read_from: prefer-replica\n"
+                                       "  ping_interval_ms: 200\n"
+                                       "  timeout_ms: 3000\n");
+  ProxyProcess proxy("", 1, {"--config", conf});
+  Client c(proxy.port());
+  ASSERT_EQ(c.cmd({"SET", "sk", "v1"}), "OK");
+  Client direct_replica(replica.port());
+  const auto synced_by = Clock::now() + std::chrono::seconds(30);
+  while (direct_replica.cmd({"GET", "sk"}) != "v1" && Clock::now() < synced_by) {
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  ASSERT_EQ(direct_replica.cmd({"GET", "sk"}), "v1") << "the replica never synced";
+  ASSERT_EQ(c.cmd({"GET", "sk"}), "v1");
+  const long replica_gets = commandCalls(replica.port(), "get");
+  EXPECT_GE(replica_gets, 1);
+
+  // Stalled (SIGSTOP): its health PING goes unanswered, so within a ping period and 100 ms it
+  // is passed over, and every read is served by the primary at once. A read sent to the stalled
+  // replica would fail after the 3 s stall limit instead of answering v1.
+  replica.pause();
+  std::this_thread::sleep_for(milliseconds(600));
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(c.cmd({"GET", "sk"}), "v1") << i;
+  }
+  EXPECT_GE(commandCalls(primary.port(), "get"), 20);
+  replica.resume();
+
+  // Back: reads return to the replica.
+  const auto back_by = Clock::now() + std::chrono::seconds(10);
+  while (commandCalls(replica.port(), "get") == replica_gets && Clock::now() < back_by) {
+    ASSERT_EQ(c.cmd({"GET", "sk"}), "v1");
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  EXPECT_GT(commandCalls(replica.port(), "get"), replica_gets);
+}
+
 TEST(BackendFailureTest, AuthWithPasswordAndAclUser) {
   RedisServer with_password({"--requirepass", "s3cret"});
   RedisServer with_user(

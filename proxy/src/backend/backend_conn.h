@@ -66,6 +66,16 @@ class BackendConn {
   // the connection is ejected, retired or shut down, when requests must fail fast.
   bool accepting() const { return !ejected_ && !shut_down_ && !retiring_; }
 
+  // backend.read_from: a replica worth sending a read to now. Connected and accepting, and not
+  // sitting on outstanding requests (a health PING counts) with no byte moved for
+  // kSlowForReadsMs: a stalled, wedged or busy replica is passed over at once, long before the
+  // stall limit recycles it, and reads go to the primary (or the next replica) meanwhile.
+  static constexpr uint64_t kSlowForReadsMs = 100;
+  bool servingReads(uint64_t now_ms) const {
+    return accepting() && link_ == Link::kUp &&
+           (fifo_.empty() || stall_.idleMs(now_ms) < kSlowForReadsMs);
+  }
+
   // Queues `bytes` (one complete command) for the server; `request` gets the reply (fragment
   // `fragment` for split requests). Requires accepting().
   void send(std::string_view bytes, session::PendingRequest* request, uint32_t fragment);

@@ -42,6 +42,9 @@ class StallWatch {
   // A reply was read or a write completed.
   void progress(uint64_t now_ms) { last_ms_ = now_ms; }
 
+  // How long nothing has moved (meaningful while requests are outstanding).
+  uint64_t idleMs(uint64_t now_ms) const { return now_ms >= last_ms_ ? now_ms - last_ms_ : 0; }
+
   // At a timer check: 0 when nothing has moved for `limit_ms`, otherwise how long to wait before
   // checking again. `write_queue` is how many bytes are accepted for writing and not yet written;
   // `kernel_queue` how many the kernel still holds for the shard (SIOCOUTQ), or kUnknown.

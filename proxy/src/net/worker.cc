@@ -482,18 +482,29 @@ backend::BackendConn& Worker::backendForRead(uint16_t shard, uint64_t client_id,
   if (replicas.empty() || mode == config::ReadFrom::kPrimary) {
     return primary;
   }
-  // Take the next live candidate in turn; the primary counts as one in round-robin mode and is
-  // the fallback of prefer-replica. replica-only returns an ejected replica when none is live,
-  // so the request fails with that replica's error.
+  // Take the next candidate in turn that serves reads now (a replica that is up and not slow,
+  // BackendConn::servingReads); the primary counts as one in round-robin mode and is the
+  // fallback of prefer-replica. replica-only, with no replica serving, queues on one that still
+  // accepts (connecting, or slow), else returns an ejected one, so the request fails with that
+  // replica's error.
+  const uint64_t now = loopNowMs();
   const size_t candidates = replicas.size() + (mode == config::ReadFrom::kRoundRobin ? 1 : 0);
   for (size_t tried = 0; tried < candidates; ++tried) {
     const size_t pick = read_turn_[shard]++ % candidates;
     backend::BackendConn& conn = pick < replicas.size() ? *replicas[pick] : primary;
-    if (conn.accepting()) {
+    if (pick < replicas.size() ? conn.servingReads(now) : conn.accepting()) {
       return conn;
     }
   }
-  return mode == config::ReadFrom::kReplicaOnly ? *replicas[0] : primary;
+  if (mode != config::ReadFrom::kReplicaOnly) {
+    return primary;
+  }
+  for (auto& replica : replicas) {
+    if (replica->accepting()) {
+      return *replica;
+    }
+  }
+  return *replicas[0];
 }
 
 void Worker::forEachBackend(const std::function<void(backend::BackendConn&)>& fn) {

@@ -26,6 +26,16 @@ TEST(StallWatchTest, RepliesAndCompletedWritesRestartTheClock) {
   EXPECT_EQ(w.check(2800, 0, kUnknown, 1000), 0u);
 }
 
+TEST(StallWatchTest, IdleIsTheTimeSinceTheLastByteMoved) {
+  StallWatch w;
+  w.restart(1000, 0);
+  EXPECT_EQ(w.idleMs(1000), 0u);
+  EXPECT_EQ(w.idleMs(1099), 99u);
+  w.progress(1150);
+  EXPECT_EQ(w.idleMs(1200), 50u);
+  EXPECT_EQ(w.idleMs(1100), 0u);  // a clock read before the last progress is not negative
+}
+
 TEST(StallWatchTest, AShrinkingWriteQueueIsProgress) {
   // A 200 MB request going out: the queue shrinks between checks, so it is never a stall,
   // however long the whole write takes.
