@@ -169,24 +169,33 @@ long commandCalls(uint16_t port, const std::string& command) {
   return at == std::string::npos ? 0 : std::stol(info.substr(at + needle.size()));
 }
 
+// shards: one shard with its replica, as proxyConfig's shards YAML.
+std::string shardWithReplica(const RedisServer& primary, const RedisServer& replica) {
+  return "  - name: shard0\n    address: " + primary.address() + "\n    replicas: [" +
+         replica.address() + "]\n";
+}
+
+// Waits up to 30 s for `key` to read `value` on the replica itself.
+bool replicaHas(const RedisServer& replica, const std::string& key, const std::string& value) {
+  Client direct(replica.port());
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  while (direct.cmd({"GET", key}) != value && Clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  return direct.cmd({"GET", key}) == value;
+}
+
 TEST(BackendFailureTest, ReadsGoToTheReplicaWritesToThePrimary) {
   // No 5 s wait for more replicas before the first full sync (Redis's default).
   RedisServer primary({"--repl-diskless-sync-delay", "0"});
   RedisServer replica({"--replicaof", "127.0.0.1", std::to_string(primary.port())});
   TempDir dir;
-  const std::string conf = proxyConfig(dir.path(),
-                                       "  - name: shard0\n    address: " + primary.address() +
-                                           "\n    replicas: [" + replica.address() + "]\n",
-                                       "  read_from: prefer-replica\n");
+  const std::string conf =
+      proxyConfig(dir.path(), shardWithReplica(primary, replica), "  read_from: prefer-replica\n");
   ProxyProcess proxy("", 1, {"--config", conf});
   Client c(proxy.port());
   ASSERT_EQ(c.cmd({"SET", "rk", "v1"}), "OK");
-  Client direct_replica(replica.port());
-  const auto synced_by = Clock::now() + std::chrono::seconds(30);
-  while (direct_replica.cmd({"GET", "rk"}) != "v1" && Clock::now() < synced_by) {
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  ASSERT_EQ(direct_replica.cmd({"GET", "rk"}), "v1") << "the replica never synced";
+  ASSERT_TRUE(replicaHas(replica, "rk", "v1")) << "the replica never synced";
   const long replica_gets = commandCalls(replica.port(), "get");
   for (int i = 0; i < 50; ++i) {
     ASSERT_EQ(c.cmd({"GET", "rk"}), "v1");
@@ -214,21 +223,14 @@ TEST(BackendFailureTest, AStalledReplicaIsPassedOverForReadsAtOnce) {
   RedisServer primary({"--repl-diskless-sync-delay", "0"});
   RedisServer replica({"--replicaof", "127.0.0.1", std::to_string(primary.port())});
   TempDir dir;
-  const std::string conf = proxyConfig(dir.path(),
-                                       "  - name: shard0\n    address: " + primary.address() +
-                                           "\n    replicas: [" + replica.address() + "]\n",
+  const std::string conf = proxyConfig(dir.path(), shardWithReplica(primary, replica),
                                        "  read_from: prefer-replica\n"
                                        "  ping_interval_ms: 200\n"
                                        "  timeout_ms: 3000\n");
   ProxyProcess proxy("", 1, {"--config", conf});
   Client c(proxy.port());
   ASSERT_EQ(c.cmd({"SET", "sk", "v1"}), "OK");
-  Client direct_replica(replica.port());
-  const auto synced_by = Clock::now() + std::chrono::seconds(30);
-  while (direct_replica.cmd({"GET", "sk"}) != "v1" && Clock::now() < synced_by) {
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  ASSERT_EQ(direct_replica.cmd({"GET", "sk"}), "v1") << "the replica never synced";
+  ASSERT_TRUE(replicaHas(replica, "sk", "v1")) << "the replica never synced";
   ASSERT_EQ(c.cmd({"GET", "sk"}), "v1");
   const long replica_gets = commandCalls(replica.port(), "get");
   EXPECT_GE(replica_gets, 1);

@@ -7,6 +7,7 @@ leaves nothing running, and with --keep the proxied shards hold only the keys of
 import os
 import re
 import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -14,24 +15,8 @@ import redis
 
 from sp_procs import REPO
 
-
-def crc16(data):
-    crc = 0
-    for byte in data:
-        crc ^= byte << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
-            crc &= 0xFFFF
-    return crc
-
-
-def slot(key):
-    start = key.find(b"{")
-    if start >= 0:
-        end = key.find(b"}", start + 1)
-        if end > start + 1:
-            key = key[start + 1:end]
-    return crc16(key) % 16384
+sys.path.insert(0, os.path.join(REPO, "tests", "differential"))
+from keyspace import key_slot  # noqa: E402  (Redis Cluster's CRC16 slot, with hash tags)
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +67,7 @@ def test_kept_shards_hold_only_their_own_slots(build_dir):
             first, last = i * 16384 // 4, (i + 1) * 16384 // 4 - 1
             keys = list(redis.Redis(port=port).scan_iter(count=1000))
             total += len(keys)
-            foreign = [k for k in keys if not first <= slot(k) <= last]
+            foreign = [k for k in keys if not first <= key_slot(k) <= last]
             assert not foreign, (i, foreign[:5])
         assert total > 0
     finally:
