@@ -3,7 +3,6 @@
 // SIGINT/SIGTERM finish the requests in flight and exit.
 #include <signal.h>
 #include <unistd.h>
-#include <uv.h>
 
 #include <cerrno>
 #include <chrono>
@@ -177,9 +176,8 @@ int main(int argc, char** argv) {
   auto page = [](const sp::net::HealthStatus& status) {
     return sp::metrics::Page{status.ok ? 200 : 503, status.text};
   };
-  metrics_server.addPage("/healthz", [&context, page] {
-    return page(sp::net::liveness(*context, uv_hrtime() / 1000000));
-  });
+  metrics_server.addPage("/healthz",
+                         [&context, page] { return page(sp::net::liveness(*context)); });
   metrics_server.addPage("/readyz",
                          [&context, page] { return page(sp::net::readiness(*context)); });
   if (!config->metrics_listen.empty()) {
@@ -217,7 +215,7 @@ int main(int argc, char** argv) {
   int sig = 0;
   for (;;) {
     if (watchdog_ms > 0) {
-      notifier.watchdog(sp::net::liveness(*context, uv_hrtime() / 1000000).ok);
+      notifier.watchdog(sp::net::liveness(*context).ok);
       const timespec wait{static_cast<time_t>(watchdog_ms / 1000),
                           static_cast<long>(watchdog_ms % 1000 * 1000000)};
       sig = sigtimedwait(&signals, nullptr, &wait);

@@ -55,6 +55,14 @@ def stop(proc, sig=signal.SIGTERM, timeout=15):
             proc.wait()
 
 
+def build_dir():
+    """The build directory of the shardproxy under test (SHARDPROXY_BIN is <build>/proxy/...)."""
+    binary = os.environ.get("SHARDPROXY_BIN")
+    if not binary or not os.access(binary, os.X_OK):
+        raise RuntimeError("SHARDPROXY_BIN must name the shardproxy binary")
+    return os.path.dirname(os.path.dirname(os.path.abspath(binary)))
+
+
 def http_get(url, timeout=10):
     with urllib.request.urlopen(url, timeout=timeout) as r:
         return r.status, r.read().decode()

@@ -14,6 +14,8 @@ import tempfile
 
 import pytest
 
+from sp_procs import build_dir
+
 SYSTEMD_ANALYZE = "/usr/bin/systemd-analyze"
 RUNTIME_LIBS = ["libuv1", "libhiredis0.14", "libyaml-cpp0.7", "libspdlog1.10",
                 "libprometheus-cpp-core1.0", "libcivetweb1", "libsystemd0"]
@@ -27,10 +29,7 @@ def run(argv, **kw):
 
 @pytest.fixture(scope="module")
 def package():
-    binary = os.environ.get("SHARDPROXY_BIN")
-    if not binary or not os.access(binary, os.X_OK):
-        raise RuntimeError("SHARDPROXY_BIN must name the shardproxy binary")
-    build = os.path.dirname(os.path.dirname(os.path.abspath(binary)))
+    build = build_dir()
     tmp = tempfile.mkdtemp(prefix="sp-package-")
     try:
         run(["cpack", "-G", "DEB", "--config", os.path.join(build, "CPackConfig.cmake"),

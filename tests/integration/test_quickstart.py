@@ -13,6 +13,7 @@ import tempfile
 import pytest
 import redis
 
+import sp_procs
 from sp_procs import REPO
 
 sys.path.insert(0, os.path.join(REPO, "tests", "differential"))
@@ -20,11 +21,8 @@ from keyspace import key_slot  # noqa: E402  (Redis Cluster's CRC16 slot, with h
 
 
 @pytest.fixture(scope="module")
-def build_dir():
-    binary = os.environ.get("SHARDPROXY_BIN")
-    if not binary or not os.access(binary, os.X_OK):
-        raise RuntimeError("SHARDPROXY_BIN must name the shardproxy binary")
-    build = os.path.dirname(os.path.dirname(os.path.abspath(binary)))
+def release_build():
+    build = sp_procs.build_dir()
     with open(os.path.join(build, "CMakeCache.txt")) as f:
         cache = f.read()
     if not re.search(r"^CMAKE_BUILD_TYPE:\w+=Release$", cache, re.M) or \
@@ -41,8 +39,8 @@ def quickstart(build, args, run_dir=None):
                           capture_output=True, text=True, timeout=900, cwd=REPO)
 
 
-def test_prints_the_table_and_stops_everything(build_dir):
-    out = quickstart(build_dir, ["-n", "5000"])
+def test_prints_the_table_and_stops_everything(release_build):
+    out = quickstart(release_build, ["-n", "5000"])
     assert out.returncode == 0, out.stdout + out.stderr
     for verb in ("SET", "GET"):
         m = re.search(r"^%s\s+([\d.]+) req/s\s+([\d.]+) req/s$" % verb, out.stdout, re.M)
@@ -55,9 +53,9 @@ def test_prints_the_table_and_stops_everything(build_dir):
         redis.Redis(port=int(run_dir.group(1)), socket_timeout=2).ping()
 
 
-def test_kept_shards_hold_only_their_own_slots(build_dir):
+def test_kept_shards_hold_only_their_own_slots(release_build):
     run_dir = tempfile.mkdtemp(prefix="sp-quickstart-")
-    out = quickstart(build_dir, ["--keep", "-n", "5000"], run_dir)
+    out = quickstart(release_build, ["--keep", "-n", "5000"], run_dir)
     try:
         assert out.returncode == 0, out.stdout + out.stderr
         total = 0

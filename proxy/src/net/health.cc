@@ -1,6 +1,8 @@
 // Liveness and readiness (health.h).
 #include "net/health.h"
 
+#include <uv.h>
+
 #include <map>
 #include <vector>
 
@@ -26,6 +28,10 @@ HealthStatus liveness(const ProxyContext& context, uint64_t now_ms) {
   out.ok = causes.empty() && !context.workers.empty();
   out.text = out.ok ? "ok: " + workers + " serving\n" : "not serving: " + workers + "\n" + causes;
   return out;
+}
+
+HealthStatus liveness(const ProxyContext& context) {
+  return liveness(context, uv_hrtime() / 1000000);
 }
 
 HealthStatus readiness(const ProxyContext& context) {

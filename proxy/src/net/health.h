@@ -19,8 +19,10 @@ struct HealthStatus {
 // A worker whose loop has not turned for this long (its once-a-second timer) is stuck.
 inline constexpr uint64_t kWorkerStuckMs = 10000;
 
-// Every worker's loop has turned within kWorkerStuckMs of `now_ms` (uv_hrtime's clock, in ms).
+// Every worker's loop has turned within kWorkerStuckMs of `now_ms` (uv_hrtime's clock, in ms;
+// by default the time now).
 HealthStatus liveness(const ProxyContext& context, uint64_t now_ms);
+HealthStatus liveness(const ProxyContext& context);
 // At least metrics.ready_quorum percent of the shards (rounded up) have a connection up, and not
 // ejected, in every worker.
 HealthStatus readiness(const ProxyContext& context);

@@ -216,7 +216,7 @@ void reload(ClientSession& session, const resp::CommandInfo& cmd, std::string* r
 // "# healthz (200)\nok: ...\n# readyz (503)\nnot ready: ...\n": both pages, with the status
 // code each would answer.
 void health(const net::ProxyContext& context, std::string* reply) {
-  const net::HealthStatus live = net::liveness(context, uv_hrtime() / 1000000);
+  const net::HealthStatus live = net::liveness(context);
   const net::HealthStatus ready = net::readiness(context);
   resp::appendBulk(*reply, std::string("# healthz (") + (live.ok ? "200" : "503") + ")\n" +
                                live.text + "# readyz (" + (ready.ok ? "200" : "503") + ")\n" +
