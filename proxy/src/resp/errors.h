@@ -22,6 +22,9 @@ inline constexpr std::string_view kSyntax = "-ERR syntax error\r\n";
 inline constexpr std::string_view kNotInteger = "-ERR value is not an integer or out of range\r\n";
 inline constexpr std::string_view kCrossSlot =
     "-CROSSSLOT Keys in request don't hash to the same slot\r\n";
+// The same refusal where the pool's placement has no slots (twemproxy's distributions).
+inline constexpr std::string_view kCrossShard =
+    "-CROSSSLOT Keys in request don't hash to the same shard\r\n";
 inline constexpr std::string_view kInvalidCursor = "-ERR invalid cursor\r\n";
 inline constexpr std::string_view kMaxClients = "-ERR max number of clients reached\r\n";
 

@@ -1,4 +1,5 @@
-// Routing decisions: same-slot check for ordinary commands, shard grouping for split ones.
+// Routing decisions: same-unit check for ordinary commands (the slot, or the shard where the
+// placement has no slots), shard grouping for split ones.
 #include "route/router.h"
 
 namespace sp::route {
@@ -16,11 +17,11 @@ void planRoute(const resp::CommandInfo& cmd, std::span<const std::string_view> a
     plan->shard = 0;
     return;
   }
-  const uint16_t first_slot = keySlot(args[keys[0]]);
-  plan->shard = topology.shardOfSlot(first_slot);
+  const uint32_t first_unit = topology.unitOfKey(args[keys[0]]);
+  plan->shard = topology.shardOfUnit(first_unit);
   if (!cmd.has(resp::kCmdSplit)) {
     for (size_t i = 1; i < keys.size(); ++i) {
-      if (keySlot(args[keys[i]]) != first_slot) {
+      if (topology.unitOfKey(args[keys[i]]) != first_unit) {
         plan->kind = RouteKind::kCrossSlot;
         return;
       }
@@ -29,6 +30,7 @@ void planRoute(const resp::CommandInfo& cmd, std::span<const std::string_view> a
     return;
   }
   if (by_slot) {
+    const uint16_t first_slot = keySlot(args[keys[0]]);
     bool one_slot = true;
     for (uint32_t k : keys) {
       const uint16_t slot = keySlot(args[k]);

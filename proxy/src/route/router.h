@@ -13,9 +13,9 @@
 namespace sp::route {
 
 enum class RouteKind : uint8_t {
-  kSingle,     // every key in one slot (or one shard for a split command): send as is
+  kSingle,     // every key in one unit (or one shard for a split command): send as is
   kSplit,      // a split command whose keys span shards: one fragment per shard
-  kCrossSlot,  // a non-split command whose keys span slots: -CROSSSLOT
+  kCrossSlot,  // a non-split command whose keys span units (Topology::unitOfKey): -CROSSSLOT
   kNoKeys,     // no key at all (EVAL with numkeys 0, ...): any shard will do
 };
 
@@ -31,8 +31,8 @@ struct RoutePlan {
 
 // `keys` are the argument indexes of the keys (resp::extractKeys). For split commands with
 // args_per_key > 1 (MSET), each key index starts a group of that many arguments.
-// by_slot (cluster mode): a split command gets one fragment per slot rather than per shard,
-// because a Redis Cluster node refuses multi-key commands across slots.
+// by_slot (cluster mode, always cluster slots): a split command gets one fragment per slot rather
+// than per shard, because a Redis Cluster node refuses multi-key commands across slots.
 void planRoute(const resp::CommandInfo& cmd, std::span<const std::string_view> args,
                std::span<const uint32_t> keys, const Topology& topology, RoutePlan* plan,
                bool by_slot = false);

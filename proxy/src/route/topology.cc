@@ -2,6 +2,7 @@
 #include "route/topology.h"
 
 #include "core/assert.h"
+#include "resp/errors.h"
 
 namespace sp::route {
 
@@ -34,7 +35,7 @@ std::shared_ptr<const Topology> Topology::evenSplit(std::vector<ShardAddress> sh
     const uint64_t twice = 2ull * (i + 1) * kSlotCount;
     const uint32_t end = static_cast<uint32_t>((twice + n) / (2ull * n));
     for (; slot < end; ++slot) {
-      topo->slot_to_shard_[slot] = static_cast<uint16_t>(i);
+      topo->unit_to_shard_[slot] = static_cast<uint16_t>(i);
     }
   }
   SP_ASSERT(slot == kSlotCount);
@@ -44,21 +45,77 @@ std::shared_ptr<const Topology> Topology::evenSplit(std::vector<ShardAddress> sh
 
 std::shared_ptr<const Topology> Topology::fromRanges(std::vector<ShardAddress> shards,
                                                      const std::vector<SlotAssignment>& ranges) {
+  return withSlots(PlacementKind::kClusterSlots, std::move(shards), ranges);
+}
+
+std::shared_ptr<const Topology> Topology::codis(std::vector<ShardAddress> shards,
+                                                const std::vector<SlotAssignment>& ranges) {
+  return withSlots(PlacementKind::kCodis, std::move(shards), ranges);
+}
+
+std::shared_ptr<const Topology> Topology::withSlots(PlacementKind kind,
+                                                    std::vector<ShardAddress> shards,
+                                                    const std::vector<SlotAssignment>& ranges) {
   auto topo = std::make_shared<Topology>();
+  topo->kind_ = kind;
+  topo->unit_count_ = kind == PlacementKind::kCodis ? kCodisSlotCount : kSlotCount;
   for (const auto& r : ranges) {
-    SP_ASSERT(r.first <= r.last && r.last < kSlotCount && r.shard < shards.size());
+    SP_ASSERT(r.first <= r.last && r.last < topo->unit_count_ && r.shard < shards.size());
     for (uint32_t s = r.first; s <= r.last; ++s) {
-      topo->slot_to_shard_[s] = r.shard;
+      topo->unit_to_shard_[s] = r.shard;
     }
   }
   topo->shards_ = std::move(shards);
   return topo;
 }
 
+std::shared_ptr<const Topology> Topology::twemproxy(std::vector<ShardAddress> shards,
+                                                    TwemproxyPlacement placement) {
+  SP_ASSERT(!shards.empty() && shards.size() <= kSlotCount);
+  auto topo = std::make_shared<Topology>();
+  topo->kind_ = PlacementKind::kTwemproxy;
+  topo->unit_count_ = static_cast<uint32_t>(shards.size());
+  for (uint32_t i = 0; i < shards.size(); ++i) {
+    topo->unit_to_shard_[i] = static_cast<uint16_t>(i);
+  }
+  topo->twemproxy_ = std::make_shared<const TwemproxyPlacement>(std::move(placement));
+  topo->shards_ = std::move(shards);
+  return topo;
+}
+
+uint32_t Topology::otherUnitOfKey(std::string_view key) const {
+  if (kind_ == PlacementKind::kCodis) {
+    return codisSlot(key);
+  }
+  return twemproxy_->serverOfKey(key);
+}
+
+std::string Topology::placementSummary() const {
+  std::string out(placementKindName(kind_));
+  if (twemproxy_ != nullptr) {
+    out += ' ';
+    out += distributionName(twemproxy_->distribution());
+    out += ' ';
+    out += twemHashName(twemproxy_->hash());
+    if (!twemproxy_->hashTag().empty()) {
+      out += " hash_tag ";
+      out += twemproxy_->hashTag();
+    }
+  }
+  return out;
+}
+
+std::string_view Topology::crossUnitError() const {
+  return kind_ == PlacementKind::kTwemproxy ? resp::err::kCrossShard : resp::err::kCrossSlot;
+}
+
 std::vector<SlotAssignment> Topology::ranges() const {
   std::vector<SlotAssignment> out;
-  for (uint32_t s = 0; s < kSlotCount; ++s) {
-    uint16_t shard = slot_to_shard_[s];
+  if (kind_ == PlacementKind::kTwemproxy) {
+    return out;
+  }
+  for (uint32_t s = 0; s < unit_count_; ++s) {
+    uint16_t shard = unit_to_shard_[s];
     if (!out.empty() && out.back().shard == shard && out.back().last + 1u == s) {
       out.back().last = static_cast<uint16_t>(s);
     } else {

@@ -256,7 +256,7 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
     route::planRoute(*cmd, args, keys, worker_.topology(), &plan, worker_.config().cluster_mode);
   }
   if (plan.kind == route::RouteKind::kCrossSlot) {
-    refuse(crossSlotError(*cmd, args, keys));
+    refuse(crossSlotError(*cmd, args, keys, worker_.topology()));
     return;
   }
   if (plan.kind == route::RouteKind::kNoKeys) {

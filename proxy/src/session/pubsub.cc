@@ -223,8 +223,8 @@ SessionState::Verdict SessionState::onPubSub(const resp::RequestFrame& frame,
   const route::Topology& topology = worker().topology();
   if (kind == PubSubKind::kShardChannel && subscribing) {
     for (const std::string_view& n : names) {
-      if (route::keySlot(n) != route::keySlot(names[0])) {
-        refuse(resp::err::kCrossSlot);
+      if (topology.unitOfKey(n) != topology.unitOfKey(names[0])) {
+        refuse(topology.crossUnitError());
         return Verdict::kHandled;
       }
     }

@@ -9,7 +9,7 @@
 namespace sp::session {
 
 std::string crossSlotError(const resp::CommandInfo& cmd, std::span<const std::string_view> args,
-                           std::span<const uint32_t> keys) {
+                           std::span<const uint32_t> keys, const route::Topology& topology) {
   const std::string_view name = cmd.name;
   const bool list = name == "lmpop" || name == "blmpop";
   if ((list || name == "zmpop" || name == "bzmpop") && !keys.empty()) {
@@ -22,7 +22,7 @@ std::string crossSlotError(const resp::CommandInfo& cmd, std::span<const std::st
       return std::string(resp::err::kSyntax);
     }
   }
-  return std::string(resp::err::kCrossSlot);
+  return std::string(topology.crossUnitError());
 }
 
 std::string unsupportedError(std::string_view name) {

@@ -9,6 +9,7 @@
 
 #include "config/config.h"
 #include "resp/command_table.h"
+#include "route/topology.h"
 
 namespace sp::session {
 
@@ -22,12 +23,12 @@ inline bool shardJudgesMalformedKeys(const resp::CommandInfo& cmd) {
   return cmd.has(resp::kCmdMovableKeys);
 }
 
-// The refusal of keys in several slots: resp::err::kCrossSlot, except where redis-server rejects
-// the request's syntax first. LMPOP/BLMPOP (ZMPOP/BZMPOP) must have LEFT or RIGHT (MIN or MAX)
-// after their keys: `LMPOP 2 list LEFT` names the keys "list" and "LEFT" and no direction, a syntax
-// error on redis-server, not a cross-slot request.
+// The refusal of keys in several units (Topology::crossUnitError: CROSSSLOT), except where
+// redis-server rejects the request's syntax first. LMPOP/BLMPOP (ZMPOP/BZMPOP) must have LEFT or
+// RIGHT (MIN or MAX) after their keys: `LMPOP 2 list LEFT` names the keys "list" and "LEFT" and no
+// direction, a syntax error on redis-server, not a cross-slot request.
 std::string crossSlotError(const resp::CommandInfo& cmd, std::span<const std::string_view> args,
-                           std::span<const uint32_t> keys);
+                           std::span<const uint32_t> keys, const route::Topology& topology);
 
 // The refusal for an unknown command or subcommand (of any container: a subcommand the table
 // does not have is unknown to redis-server too), a wrong arity, a partial key group of a split

@@ -274,7 +274,7 @@ SessionState::Verdict SessionState::onBlocking(const resp::RequestFrame& frame,
   route::RoutePlan& plan = worker().scratchPlan();
   route::planRoute(cmd, args, keys, worker().topology(), &plan);
   if (plan.kind == route::RouteKind::kCrossSlot) {
-    refuse(crossSlotError(cmd, args, keys));
+    refuse(crossSlotError(cmd, args, keys, worker().topology()));
     return Verdict::kHandled;
   }
   const std::string_view bytes = commandBytes(frame, raw);

@@ -24,11 +24,13 @@ constexpr std::string_view kMulti = "*1\r\n$5\r\nMULTI\r\n";
 constexpr std::string_view kDiscard = "*1\r\n$7\r\nDISCARD\r\n";
 constexpr std::string_view kUnwatch = "*1\r\n$7\r\nUNWATCH\r\n";
 
-// The one slot of the request's keys: -1 without keys, -2 when they span slots.
-int32_t slotOfKeys(std::span<const std::string_view> args, std::span<const uint32_t> keys) {
+// The one placement unit (the slot, or the shard where there are no slots) of the request's keys:
+// -1 without keys, -2 when they span units.
+int32_t slotOfKeys(std::span<const std::string_view> args, std::span<const uint32_t> keys,
+                   const route::Topology& topology) {
   int32_t slot = -1;
   for (uint32_t k : keys) {
-    const int32_t s = route::keySlot(args[k]);
+    const auto s = static_cast<int32_t>(topology.unitOfKey(args[k]));
     if (slot == -1) {
       slot = s;
     } else if (s != slot) {
@@ -132,12 +134,13 @@ SessionState::Verdict SessionState::onTransactionCommand(const resp::RequestFram
       return Verdict::kHandled;
     }
   }
-  int32_t slot = slotOfKeys(args, keys);
-  if (slot == -2 && crossSlotError(*cmd, args, keys) != resp::err::kCrossSlot) {
+  const route::Topology& topology = worker().topology();
+  int32_t slot = slotOfKeys(args, keys, topology);
+  if (slot == -2 && crossSlotError(*cmd, args, keys, topology) != topology.crossUnitError()) {
     slot = -1;  // a syntax error redis-server reports at EXEC: queued keyless, as a malformed one
   }
   if (slot == -2 || (slot >= 0 && tx_.slot >= 0 && slot != tx_.slot)) {
-    abortTransaction(resp::err::kCrossSlot);
+    abortTransaction(topology.crossUnitError());
     return Verdict::kHandled;
   }
   if (!tx_.broken.empty()) {
@@ -186,7 +189,7 @@ SessionState::Verdict SessionState::startMulti(std::string* error) {
   SP_ASSERT(pinned_ == nullptr || watching_);
   const uint16_t shard = pinned_ != nullptr ? pinned_->shard()
                          : tx_.slot >= 0
-                             ? worker().topology().shardOfSlot(static_cast<uint16_t>(tx_.slot))
+                             ? worker().topology().shardOfUnit(static_cast<uint32_t>(tx_.slot))
                              : 0;
   if (!mayTake(Lane::kDedicated, pinned_)) {
     return Verdict::kDefer;
@@ -300,12 +303,13 @@ SessionState::Verdict SessionState::onWatch(const resp::RequestFrame& frame, std
     refuse(resp::err::wrongArity(cmd.name));
     return Verdict::kHandled;
   }
-  const int32_t slot = slotOfKeys(args, keys);
+  const route::Topology& topology = worker().topology();
+  const int32_t slot = slotOfKeys(args, keys, topology);
   if (slot < 0 || (watching_ && slot != watch_slot_)) {
-    refuse(resp::err::kCrossSlot);
+    refuse(topology.crossUnitError());
     return Verdict::kHandled;
   }
-  const uint16_t shard = worker().topology().shardOfSlot(static_cast<uint16_t>(slot));
+  const uint16_t shard = topology.shardOfUnit(static_cast<uint32_t>(slot));
   const Verdict v = sendOnConn(&pinned_, shard, cmd, commandBytes(frame, raw), false);
   if (v == Verdict::kHandled && pinned_ != nullptr) {
     watching_ = true;
