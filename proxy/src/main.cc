@@ -17,6 +17,7 @@
 
 #include "config/loader.h"
 #include "config/topology_builder.h"
+#include "config/twemproxy_config.h"
 #include "core/allocator.h"
 #include "core/log.h"
 #include "core/log_sink.h"
@@ -25,6 +26,7 @@
 #include "net/health.h"
 #include "net/keyspace_poller.h"
 #include "net/listener.h"
+#include "net/pool_supervisor.h"
 #include "net/proxy_context.h"
 #include "net/reload.h"
 #include "net/service_notifier.h"
@@ -60,6 +62,27 @@ bool writePidfile(const std::string& path, std::string* error) {
   return true;
 }
 
+int superviseWithPidfile(const sp::config::CommandLine& cmdline,
+                         const std::vector<std::string>& pools) {
+  if (!cmdline.listen_host.empty() || cmdline.port >= 0) {
+    std::fprintf(stderr,
+                 "shardproxy: --listen/--port: each pool of %s listens on its own address; "
+                 "name one with --pool to move it\n",
+                 cmdline.twemproxy_config.c_str());
+    return 2;
+  }
+  std::string error;
+  if (!cmdline.pidfile.empty() && !writePidfile(cmdline.pidfile, &error)) {
+    std::fprintf(stderr, "shardproxy: %s\n", error.c_str());
+    return 1;
+  }
+  const int status = sp::net::superviseTwemproxyPools(cmdline, pools);
+  if (!cmdline.pidfile.empty()) {
+    ::unlink(cmdline.pidfile.c_str());
+  }
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -80,6 +103,16 @@ int main(int argc, char** argv) {
     std::printf("shardproxy %s\n", SHARDPROXY_VERSION);
     return 0;
   }
+  // A nutcracker.yml with several pools and no --pool: one shardproxy per pool, supervised.
+  if (!cmdline.twemproxy_config.empty() && cmdline.pool.empty() && !cmdline.check_config) {
+    const auto pools = sp::config::twemproxyPoolNames(cmdline.twemproxy_config, &errors);
+    if (!errors.empty()) {
+      return printErrors(errors);
+    }
+    if (pools.size() > 1) {
+      return superviseWithPidfile(cmdline, pools);
+    }
+  }
   auto loaded = std::make_shared<sp::config::Config>();
   errors = sp::config::buildConfig(cmdline, loaded.get());
   if (!errors.empty()) {
@@ -96,6 +129,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   sp::setLogLevel(config->log_level);
+  for (const std::string& note : config->load_notes) {
+    spdlog::warn("{}: {}", cmdline.configFile(), note);
+  }
   // Sentinel or a Redis Cluster may supply the shards' addresses.
   sp::route::TopologyPtr topology;
   std::string resolve_error;
@@ -106,7 +142,7 @@ int main(int argc, char** argv) {
   auto context = std::make_unique<sp::net::ProxyContext>();
   context->publish(config, topology);
   context->start_time_unix = static_cast<uint64_t>(std::time(nullptr));
-  context->config_file = cmdline.config_path;
+  context->config_file = cmdline.configFile();
   sp::net::Reloader reloader(*context, cmdline);
   context->reloader = &reloader;
 
@@ -198,9 +234,10 @@ int main(int argc, char** argv) {
   sp::net::TopologyWatcher watcher(*context);
   context->topology_watcher = &watcher;
   watcher.start();
-  spdlog::info("shardproxy {} listening on {}:{} with {} worker{} and {} shard{}{}",
+  spdlog::info("shardproxy {} listening on {}:{} with {} worker{} and {} shard{} ({}){}",
                SHARDPROXY_VERSION, config->listen_host, port, workers, workers == 1 ? "" : "s",
                topology->shardCount(), topology->shardCount() == 1 ? "" : "s",
+               topology->placementSummary(),
                config->metrics_listen.empty()
                    ? std::string(", no metrics endpoint")
                    : ", metrics on http://" + config->metrics_listen + "/metrics");

@@ -2,12 +2,14 @@
 ports, redis-server shards, the shardproxy binary (SHARDPROXY_BIN) and a Prometheus server, each
 started with its own temp files and stopped by PID. Not a test module itself."""
 
+import contextlib
 import json
 import os
 import re
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.parse
 import urllib.request
@@ -45,6 +47,16 @@ def wait_for_port(port, proc=None, timeout=15.0):
     return False
 
 
+def wait_for(predicate, timeout=15.0):
+    """True once predicate() is true, polled every 50 ms; its last value after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
 def stop(proc, sig=signal.SIGTERM, timeout=15):
     if proc.poll() is None:
         os.kill(proc.pid, sig)
@@ -66,6 +78,18 @@ def build_dir():
 def http_get(url, timeout=10):
     with urllib.request.urlopen(url, timeout=timeout) as r:
         return r.status, r.read().decode()
+
+
+@contextlib.contextmanager
+def running():
+    """Processes in a fresh temp directory, all stopped and the directory removed at the end:
+    `with running() as procs:` (or a pytest fixture that yields from it)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        procs = Processes(tmp)
+        try:
+            yield procs
+        finally:
+            procs.close()
 
 
 class Processes:

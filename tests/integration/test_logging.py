@@ -11,12 +11,11 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import time
 
 import pytest
 import redis
 
-from sp_procs import REPO, Processes, free_port, stop, wait_for_port
+from sp_procs import REPO, Processes, free_port, stop, wait_for, wait_for_port
 
 LOGROTATE = shutil.which("logrotate") or "/usr/sbin/logrotate"
 
@@ -26,15 +25,6 @@ def procs():
     p = Processes(tempfile.mkdtemp(prefix="sp-logging-"))
     yield p
     p.close()
-
-
-def wait_for(predicate, timeout=15.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
 
 
 def read(path):

@@ -23,6 +23,8 @@ enum class Flag {
   kLogFile,
   kPidfile,
   kMetricsListen,
+  kTwemproxyConfig,
+  kPool,
   kHelp,
   kVersion
 };
@@ -48,6 +50,8 @@ constexpr FlagSpec kFlags[] = {
     {"--help", "-h", Flag::kHelp, false},
     {"--version", "", Flag::kVersion, false},
     {"--metrics-listen", "", Flag::kMetricsListen, true},
+    {"--twemproxy-config", "", Flag::kTwemproxyConfig, true},
+    {"--pool", "", Flag::kPool, true},
 };
 
 const FlagSpec* findFlag(std::string_view name) {
@@ -166,6 +170,12 @@ class Parser {
       case Flag::kCheckConfig:
         out_->config_path = std::string(value);
         out_->check_config = true;
+        break;
+      case Flag::kTwemproxyConfig:
+        out_->twemproxy_config = std::string(value);
+        break;
+      case Flag::kPool:
+        out_->pool = std::string(value);
         break;
       case Flag::kListen: {
         std::string host;
@@ -319,6 +329,10 @@ std::string usage() {
          "      --pidfile PATH       write the process id to PATH (removed on exit)\n"
          "      --metrics-listen H:P serve Prometheus /metrics on H:P (default 127.0.0.1:9121);\n"
          "                           off = no metrics endpoint\n"
+         "      --twemproxy-config FILE  serve a twemproxy pool from its nutcracker.yml as it is:\n"
+         "                           same servers, same key placement (docs/migrating.md)\n"
+         "      --pool NAME          serve only this pool of --twemproxy-config (without it,\n"
+         "                           every pool is served, each by a process of its own)\n"
          "  -h, --help               print this help and exit\n"
          "      --version            print the version and exit\n";
 }

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "route/placement.h"
+
 namespace sp::config {
 
 struct SlotRange {
@@ -19,10 +21,14 @@ struct Endpoint {
 };
 
 struct ShardConfig {
-  std::string name;  // unique; defaults to "shard<i>" (0-based) when omitted
-  std::string host;  // IPv4/IPv6 literal or hostname; empty when Sentinel supplies it
+  std::string name;         // unique; defaults to "shard<i>" (0-based) when omitted
+  bool name_given = false;  // twemproxy ketama hashes the name when given, else "host:port"
+  std::string host;         // IPv4/IPv6 literal or hostname; empty when Sentinel supplies it
   uint16_t port = 0;
-  std::vector<SlotRange> slots;    // empty for every shard = even split of the 16384 slots
+  // Redis Cluster slots (0..16383; empty for every shard = an even split), or Codis slots
+  // (0..1023, every one listed) with placement.kind codis.
+  std::vector<SlotRange> slots;
+  uint32_t weight = 1;             // shards[i].weight: twemproxy placement's server weight
   std::vector<Endpoint> replicas;  // shards[i].replicas: read-only copies for read_from
   std::string username;            // shards[i].username: ACL user for AUTH (empty: none)
   std::string password;            // shards[i].password: AUTH password (empty: backend.password)
@@ -34,6 +40,16 @@ enum class ReadFrom : uint8_t {
   kPreferReplica,  // a live replica (in turn), the primary when none is up
   kReplicaOnly,    // a live replica; fails when none is up
   kRoundRobin,     // primary and live replicas in turn
+};
+
+// How keys are placed on the shards (placement): Redis Cluster slots, twemproxy's distributions,
+// or Codis's slots (route/placement.h).
+struct PlacementConfig {
+  route::PlacementKind kind = route::PlacementKind::kClusterSlots;  // placement.kind
+  route::Distribution distribution = route::Distribution::kKetama;  // placement.distribution
+  route::TwemHash hash = route::TwemHash::kFnv1a_64;                // placement.hash
+  std::string hash_tag;    // placement.hash_tag: two characters ("{}"), empty = the whole key
+  std::string codis_dump;  // placement.codis_dump: `codis-admin --config-dump` JSON (shards, slots)
 };
 
 struct SentinelConfig {
@@ -86,6 +102,7 @@ struct Config {
   uint16_t listen_port = 6380;                 // listen.port
   int workers = 0;                             // workers: 0 = one per core
   std::vector<ShardConfig> shards;             // shards
+  PlacementConfig placement;                   // placement
   int backend_connections = 1;                 // backend.connections: per worker per shard
   uint32_t backend_connect_timeout_ms = 1000;  // backend.connect_timeout_ms
   uint32_t backend_reconnect_min_ms = 100;     // backend.reconnect_min_ms: first retry delay
@@ -129,6 +146,9 @@ struct Config {
   // keyless_scripts: where EVAL/EVALSHA/FCALL with no declared keys run when they may reach the
   // keyspace: "refuse" (an error that asks for the keys), or the name of a shard.
   std::string keyless_scripts = "refuse";
+  // What a foreign configuration (--twemproxy-config) said that shardproxy takes another way or
+  // ignores: logged once as warnings at start-up and on reload.
+  std::vector<std::string> load_notes;
 };
 
 }  // namespace sp::config

@@ -3,6 +3,8 @@
 // echoes a loader error (a shard whose address did not parse also "has no host") is dropped.
 #include "config/loader.h"
 
+#include "config/twemproxy_config.h"
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -70,12 +72,18 @@ std::vector<ConfigError> loadAndValidateYaml(std::string_view yaml_text, Config*
 std::vector<ConfigError> buildConfig(const CommandLine& cmdline, Config* out) {
   *out = Config{};
   std::vector<ConfigError> errors;
-  if (!cmdline.config_path.empty()) {
+  if (!cmdline.twemproxy_config.empty() && !cmdline.config_path.empty()) {
+    errors.push_back({"--twemproxy-config", "give either --config or --twemproxy-config"});
+  } else if (!cmdline.twemproxy_config.empty()) {
+    errors = loadTwemproxyFile(cmdline.twemproxy_config, cmdline.pool, out, &out->load_notes);
+  } else if (!cmdline.pool.empty()) {
+    errors.push_back({"--pool", "only used with --twemproxy-config"});
+  } else if (!cmdline.config_path.empty()) {
     errors = loadYamlFile(cmdline.config_path, out);
   }
   const std::vector<ConfigError> loaded = errors;
   const bool fatal = std::any_of(errors.begin(), errors.end(), [&](const ConfigError& e) {
-    return isFatal(e, cmdline.config_path);
+    return isFatal(e, cmdline.configFile()) || e.path == "--pool" || e.path == "--twemproxy-config";
   });
 
   if (!cmdline.listen_host.empty()) {

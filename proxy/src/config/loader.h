@@ -49,6 +49,13 @@ struct CommandLine {
   std::string log_file;        // --log-file PATH
   std::string pidfile;         // --pidfile PATH
   std::string metrics_listen;  // --metrics-listen HOST:PORT, or "off" for no metrics endpoint
+  std::string twemproxy_config;  // --twemproxy-config FILE: a nutcracker.yml instead of --config
+  std::string pool;              // --pool NAME: the pool of the nutcracker.yml to serve
+
+  // The file a reload re-reads: --config's or --twemproxy-config's ("" when run from flags).
+  const std::string& configFile() const {
+    return twemproxy_config.empty() ? config_path : twemproxy_config;
+  }
 };
 
 std::vector<ConfigError> parseCommandLine(int argc, const char* const* argv, CommandLine* out);

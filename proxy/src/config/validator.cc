@@ -11,6 +11,7 @@
 
 #include "config/loader.h"
 #include "config/schema_limits.h"
+#include "config/topology_builder.h"
 #include "config/value_parser.h"
 #include "resp/command_table.h"
 #include "route/key_slot.h"
@@ -41,9 +42,15 @@ class Validator {
     checkKeylessScripts(c);
     checkCluster(c);
     if (c.cluster_mode) {
+      if (c.placement.kind != route::PlacementKind::kClusterSlots) {
+        error("placement.kind", "must be cluster_slots with backend.mode cluster");
+      }
       return std::move(errors_);
     }
+    slot_count_ = c.placement.kind == route::PlacementKind::kCodis ? route::kCodisSlotCount
+                                                                   : route::kSlotCount;
     checkShards(c.shards);
+    checkPlacement(c);
     return std::move(errors_);
   }
 
@@ -248,6 +255,43 @@ class Validator {
     }
   }
 
+  // Twemproxy pools have no slots and weigh their servers; Codis lists all 1024 slots; a weight
+  // means nothing to the slot placements.
+  void checkPlacement(const Config& c) {
+    const route::PlacementKind kind = c.placement.kind;
+    const bool twemproxy = kind == route::PlacementKind::kTwemproxy;
+    for (size_t i = 0; i < c.shards.size(); ++i) {
+      const ShardConfig& shard = c.shards[i];
+      if (twemproxy && !shard.slots.empty()) {
+        error(shardPath(i) + ".slots", "not used with placement.kind twemproxy");
+      }
+      if (twemproxy && shard.weight == 0) {
+        error(shardPath(i) + ".weight", "must be greater than 0");
+      }
+      if (!twemproxy && shard.weight != 1) {
+        error(shardPath(i) + ".weight", "only used with placement.kind twemproxy");
+      }
+      if (twemproxy && c.placement.distribution == route::Distribution::kKetama &&
+          ketamaName(shard).size() > route::kMaxKetamaName) {
+        error(shardPath(i) + ".name", "longer than " + std::to_string(route::kMaxKetamaName) +
+                                          " bytes: nutcracker's ketama cannot hash it reliably");
+      }
+      if (kind == route::PlacementKind::kCodis && shard.slots.empty()) {
+        error(shardPath(i) + ".slots",
+              "missing: with placement.kind codis every shard lists its Codis slots (0..1023), "
+              "or placement.codis_dump supplies them");
+      }
+    }
+    if (!twemproxy && (!c.placement.hash_tag.empty() ||
+                       c.placement.distribution != route::Distribution::kKetama ||
+                       c.placement.hash != route::TwemHash::kFnv1a_64)) {
+      error("placement", "distribution, hash and hash_tag are only used with kind twemproxy");
+    }
+    if (kind != route::PlacementKind::kCodis && !c.placement.codis_dump.empty()) {
+      error("placement.codis_dump", "only used with placement.kind codis");
+    }
+  }
+
   void checkNamesAndAddresses(const std::vector<ShardConfig>& shards) {
     std::map<std::string, size_t> names;
     std::map<std::pair<std::string, uint16_t>, size_t> addresses;
@@ -302,7 +346,7 @@ class Validator {
         }
       }
     }
-    std::vector<int> owner(route::kSlotCount, kNoOwner);
+    std::vector<int> owner(slot_count_, kNoOwner);
     for (size_t i = 0; i < shards.size(); ++i) {
       for (size_t j = 0; j < shards[i].slots.size(); ++j) {
         claimRange(shards[i].slots[j], static_cast<int>(i),
@@ -318,9 +362,10 @@ class Validator {
   // range already owns, one message per (contiguous run, owner).
   void claimRange(const SlotRange& range, int shard, const std::string& path,
                   std::vector<int>* owner) {
-    if (range.first >= route::kSlotCount || range.last >= route::kSlotCount) {
-      const uint32_t bad = range.first >= route::kSlotCount ? range.first : range.last;
-      error(path, "slot " + std::to_string(bad) + " is out of range 0..16383");
+    if (range.first >= slot_count_ || range.last >= slot_count_) {
+      const uint32_t bad = range.first >= slot_count_ ? range.first : range.last;
+      error(path, "slot " + std::to_string(bad) + " is out of range 0.." +
+                      std::to_string(slot_count_ - 1));
       return;
     }
     if (range.first > range.last) {
@@ -358,7 +403,7 @@ class Validator {
   void reportUncovered(const std::vector<int>& owner) {
     std::vector<std::pair<uint32_t, uint32_t>> runs;
     uint32_t total = 0;
-    for (uint32_t s = 0; s < route::kSlotCount; ++s) {
+    for (uint32_t s = 0; s < slot_count_; ++s) {
       if (owner[s] != kNoOwner) {
         continue;
       }
@@ -386,6 +431,7 @@ class Validator {
 
   std::vector<ConfigError> errors_;
   bool sentinel_ = false;
+  uint32_t slot_count_ = route::kSlotCount;  // 1024 for Codis slots
 };
 
 }  // namespace

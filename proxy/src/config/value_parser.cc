@@ -221,4 +221,25 @@ const char* readFromName(ReadFrom value) {
   return "primary";
 }
 
+bool parsePlacementKind(std::string_view text, route::PlacementKind* out) {
+  for (route::PlacementKind kind :
+       {route::PlacementKind::kClusterSlots, route::PlacementKind::kTwemproxy,
+        route::PlacementKind::kCodis}) {
+    if (route::placementKindName(kind) == text) {
+      *out = kind;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string twemHashNames() {
+  std::string out;
+  for (size_t i = 0; i < route::kTwemHashCount; ++i) {
+    out += i == 0 ? "" : ", ";
+    out += route::twemHashName(static_cast<route::TwemHash>(i));
+  }
+  return out;
+}
+
 }  // namespace sp::config

@@ -35,6 +35,10 @@ std::string formatHostPort(std::string_view host, uint16_t port);
 
 // "primary", "prefer-replica", "replica-only", "round-robin".
 bool parseReadFrom(std::string_view text, ReadFrom* out);
+// placement.kind: "cluster_slots", "twemproxy" or "codis".
+bool parsePlacementKind(std::string_view text, route::PlacementKind* out);
+// "one_at_a_time, md5, ..." for error messages.
+std::string twemHashNames();
 const char* readFromName(ReadFrom value);
 
 }  // namespace sp::config

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "config/codis_dump.h"
 #include "config/loader.h"
 #include "config/schema_limits.h"
 #include "config/value_parser.h"
@@ -78,7 +79,7 @@ class YamlReader {
     forEachKey(root, "",
                {"listen", "workers", "shards", "backend", "limits", "shutdown_timeout_ms",
                 "log_level", "log", "pidfile", "sentinel", "metrics", "slowlog", "auth",
-                "deny_commands", "allow_config_set", "keyless_scripts"},
+                "deny_commands", "allow_config_set", "keyless_scripts", "placement"},
                [&](std::string_view key, const YAML::Node& value, const std::string& path) {
                  if (key == "listen") {
                    readListen(value, path, out);
@@ -110,6 +111,8 @@ class YamlReader {
                    readLog(value, path, out);
                  } else if (key == "pidfile") {
                    readString(value, path, &out->pidfile);
+                 } else if (key == "placement") {
+                   readPlacement(value, path, &out->placement);
                  } else {
                    readString(value, path, &out->log_level);
                  }
@@ -312,6 +315,39 @@ class YamlReader {
                });
   }
 
+  void readPlacement(const YAML::Node& node, const std::string& path, PlacementConfig* out) {
+    forEachKey(
+        node, path, {"kind", "distribution", "hash", "hash_tag", "codis_dump"},
+        [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
+          std::string text;
+          if (!scalar(value, key_path, "a string", &text)) {
+            return;
+          }
+          if (key == "kind") {
+            if (!parsePlacementKind(text, &out->kind)) {
+              error(key_path, "expected cluster_slots, twemproxy or codis, got '" + text + "'");
+            }
+          } else if (key == "distribution") {
+            if (!route::parseDistribution(text, &out->distribution)) {
+              error(key_path, "expected ketama, modula or random, got '" + text + "'");
+            }
+          } else if (key == "hash") {
+            const auto hash = route::parseTwemHash(text);
+            if (!hash) {
+              error(key_path, "unknown hash '" + text + "' (" + twemHashNames() + ")");
+            }
+            out->hash = hash.value_or(out->hash);
+          } else if (key == "hash_tag") {
+            if (!text.empty() && text.size() != 2) {
+              error(key_path, "expected two characters (e.g. \"{}\") or \"\", got '" + text + "'");
+            }
+            out->hash_tag = text;
+          } else {
+            out->codis_dump = text;
+          }
+        });
+  }
+
   // log.level is log_level by another name (checked as log_level by the validator).
   void readLog(const YAML::Node& node, const std::string& path, Config* out) {
     forEachKey(node, path, {"level", "file"},
@@ -503,10 +539,17 @@ class YamlReader {
       return;
     }
     bool has_address = false;
-    forEachKey(node, path, {"name", "address", "slots", "replicas", "username", "password"},
+    forEachKey(node, path,
+               {"name", "address", "slots", "replicas", "username", "password", "weight"},
                [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
                  if (key == "name") {
                    readString(value, key_path, &out->name);
+                   out->name_given = true;
+                 } else if (key == "weight") {
+                   uint64_t weight = out->weight;
+                   if (readUnsigned(value, key_path, kMaxShardWeight, &weight)) {
+                     out->weight = static_cast<uint32_t>(weight);
+                   }
                  } else if (key == "address") {
                    has_address = true;
                    readAddress(value, key_path, out);
@@ -605,6 +648,14 @@ std::vector<ConfigError> loadYamlFrom(std::string_view yaml_text, const std::str
   try {
     YAML::Node root = YAML::Load(std::string(yaml_text));
     YamlReader(&errors).readRoot(root, out);
+    if (!out->placement.codis_dump.empty()) {
+      if (!out->shards.empty()) {
+        errors.push_back({"placement.codis_dump", "give either shards or a Codis dump, not both"});
+      } else {
+        const auto dump_errors = loadCodisDump(out->placement.codis_dump, &out->shards);
+        errors.insert(errors.end(), dump_errors.begin(), dump_errors.end());
+      }
+    }
   } catch (const YAML::ParserException& e) {
     errors.push_back({where, "syntax error at line " + std::to_string(e.mark.line + 1) +
                                  ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg});

@@ -39,7 +39,7 @@ ReloadOutcome Reloader::reload(std::string_view trigger) {
   ReloadOutcome outcome;
   auto fresh = std::make_shared<config::Config>();
   std::vector<config::ConfigError> errors;
-  if (cmdline_.config_path.empty()) {
+  if (cmdline_.configFile().empty()) {
     errors.push_back({"--config", "no configuration file to reload (started from flags alone)"});
   } else {
     errors = config::buildConfig(cmdline_, fresh.get());
@@ -51,7 +51,7 @@ ReloadOutcome Reloader::reload(std::string_view trigger) {
     }
     spdlog::error("reload ({}): {} error{}{}; the running configuration is unchanged", trigger,
                   errors.size(), errors.size() == 1 ? "" : "s",
-                  cmdline_.config_path.empty() ? "" : " in " + cmdline_.config_path);
+                  cmdline_.configFile().empty() ? "" : " in " + cmdline_.configFile());
     context_.reloads.failed.fetch_add(1);
     context_.reloads.last_ok.store(false);
     return outcome;
@@ -98,8 +98,8 @@ ReloadOutcome Reloader::reload(std::string_view trigger) {
   context_.reloads.last_ok.store(true);
   context_.reloads.last_success_unix.store(static_cast<uint64_t>(std::time(nullptr)));
   spdlog::info("reload ({}): {} applied: {} shard{}, {} new or moved", trigger,
-               cmdline_.config_path, topology->shardCount(), topology->shardCount() == 1 ? "" : "s",
-               changed);
+               cmdline_.configFile(), topology->shardCount(),
+               topology->shardCount() == 1 ? "" : "s", changed);
   outcome.ok = true;
   outcome.message = notes;
   return outcome;

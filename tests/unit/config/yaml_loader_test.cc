@@ -102,13 +102,13 @@ limits:
   max_bulk: 1
 shards:
   - address: 127.0.0.1:1
-    weight: 3
+    priority: 3
 )",
                          &c);
   EXPECT_TRUE(hasError(errors, "wrokers", "unknown key (did you mean 'workers'?)"));
   EXPECT_TRUE(hasError(errors, "backend.conections", "unknown key (did you mean 'connections'?)"));
   EXPECT_TRUE(hasError(errors, "limits.max_bulk", "unknown key"));
-  EXPECT_TRUE(hasError(errors, "shards[0].weight", "unknown key"));
+  EXPECT_TRUE(hasError(errors, "shards[0].priority", "unknown key"));
   EXPECT_EQ(errors.size(), 4u) << dump(errors);
 }
 
