@@ -853,8 +853,36 @@ def write_docs(path, version, top):
         reasons.setdefault(c.reason, []).append(c)
     for r in sorted(reasons):
         o.append("| %s | %s |" % (r, ", ".join("`%s`" % upper(c) for c in reasons[r])))
+    o += PLACEMENT_SECTION
     with open(path, "w") as f:
         f.write("\n".join(o) + "\n")
+
+
+# What the pool's placement (config `placement`) changes; the same for every command class.
+PLACEMENT_SECTION = [
+    "", "## Per placement", "",
+    "The classes above hold for every placement (`placement.kind`); what \"the shard that owns",
+    "the key\" and \"the same slot\" mean depends on it. [docs/migrating.md](migrating.md) has",
+    "the configurations.", "",
+    "| | `cluster_slots` (default) | `codis` | `twemproxy` |",
+    "|---|---|---|---|",
+    "| a key's unit | CRC16(key) % 16384, `{tag}` when non-empty | CRC32(key) % 1024, `{tag}` even"
+    " when empty | the pool's server: `hash` (12 functions) with `ketama`, `modula` or `random`,"
+    " `hash_tag` when non-empty |",
+    "| multi-key commands (not split), MULTI/EXEC, WATCH, scripts, SSUBSCRIBE | keys in one"
+    " slot | keys in one Codis slot | keys on one shard |",
+    "| keys in several units | `-CROSSSLOT Keys in request don't hash to the same slot` | the"
+    " same | `-CROSSSLOT Keys in request don't hash to the same shard` |",
+    "| split commands (MGET, MSET, DEL, UNLINK, EXISTS, TOUCH) | one fragment per shard | the"
+    " same | the same |",
+    "| fan-out commands (SCAN, KEYS, DBSIZE, FLUSHALL, ...) | every shard | the same | the same |",
+    "| `PROXY SLOTS` | the slot ranges | the Codis slot ranges (0..1023) | empty (no slots) |",
+    "| `backend.mode cluster` | yes | no | no |",
+    "",
+    "With `distribution: random` every key of every request goes to any shard, as in twemproxy:",
+    "only for pools whose shards hold the same data, and without pub/sub, transactions or",
+    "multi-key commands (their keys would rarely meet on one shard).",
+]
 
 
 def docs_group(cmd):
