@@ -313,7 +313,9 @@ std::array<uint8_t, 16> md5(std::string_view bytes) {
   // The tail, the 0x80 marker, zero padding and the bit length: one or two blocks.
   char last[128] = {};
   const size_t rest = bytes.size() - whole;
-  std::memcpy(last, bytes.data() + whole, rest);
+  if (rest > 0) {
+    std::memcpy(last, bytes.data() + whole, rest);
+  }
   last[rest] = static_cast<char>(0x80);
   const size_t tail_len = rest + 1 + 8 <= 64 ? 64 : 128;
   const uint64_t bits = static_cast<uint64_t>(bytes.size()) * 8;
