@@ -73,7 +73,8 @@ uint64_t LatencyHistogram::percentile(double percent) const {
     return 0;
   }
   percent = std::clamp(percent, 0.0, 100.0);
-  auto rank = static_cast<uint64_t>(std::ceil(percent / 100.0 * static_cast<double>(count_)));
+  // p * count first: 99.9 * 1000 / 100 is exactly 999, while 99.9 / 100 * 1000 rounds above it.
+  auto rank = static_cast<uint64_t>(std::ceil(percent * static_cast<double>(count_) / 100.0));
   rank = std::clamp<uint64_t>(rank, 1, count_);
   if (rank == count_) {
     return max_;  // the largest value is known exactly

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "command_template.h"
+#include "percentile_table.h"
 #include "redis_tests.h"
 
 namespace sp::bench {
@@ -400,6 +401,19 @@ std::vector<Flag> flagTable(ParseState& st) {
     o.out_file = v;
     return true;
   });
+  add({"--print-percentiles"}, "print-percentiles", true,
+      [](Options& o, const std::string& v, std::string* e) {
+        return parsePercentileList(v, &o.print_percentiles, e);
+      });
+  add({"--hdr-file-prefix"}, "hdr-file-prefix", true,
+      [](Options& o, const std::string& v, std::string* e) {
+        if (v.empty()) {
+          *e = "empty prefix for --hdr-file-prefix";
+          return false;
+        }
+        o.hdr_file_prefix = v;
+        return true;
+      });
   add({"--help"}, "help", false, [](Options& o, const std::string&, std::string*) {
     o.help = true;
     return true;
@@ -703,6 +717,13 @@ Output:
       --csv                 redis-benchmark CSV: test,rps,avg,min,p50,p95,p99,max latency (ms)
       --json-out-file FILE  all numbers plus the full latency histograms, for `shardbench merge`
       --out-file FILE       write the report to FILE instead of stdout (also -o)
+      --print-percentiles LIST  after the report, one table per command with the latency
+                            of each percentile in LIST, e.g. 50,90,99,99.9,99.99 (each above 0
+                            and at most 100; 100 is the max); also added to --json-out-file
+      --hdr-file-prefix PREFIX  write PREFIX_<COMMAND>.hgrm per command, HdrHistogram's
+                            percentile distribution text in ms (as memtier; HdrHistogram's
+                            plotter reads it), and PREFIX_percentiles.svg, a latency by
+                            percentile chart
       --no-progress         no progress line (it is only ever shown when stderr is a terminal;
                             also --hide-histogram)
       --help                this text

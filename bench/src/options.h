@@ -75,7 +75,9 @@ struct Options {
   bool progress = true;  // only ever shown when stderr is a terminal
   std::string json_out_file;
   std::string out_file;
-  std::string command_line;  // the flags as given, for reports
+  std::vector<double> print_percentiles;  // --print-percentiles, sorted; empty: no tables
+  std::string hdr_file_prefix;            // --hdr-file-prefix: PREFIX_<ROW>.hgrm per command row
+  std::string command_line;               // the flags as given, for reports
 
   bool help = false;
   bool version = false;

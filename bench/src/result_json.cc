@@ -2,6 +2,7 @@
 #include "result_json.h"
 
 #include "json.h"
+#include "percentile_table.h"
 
 namespace sp::bench {
 namespace {
@@ -23,7 +24,7 @@ void num(std::string& out, std::string_view k, double v, int decimals = 3) {
   appendJsonNumber(out, v, decimals);
 }
 
-void rowJson(std::string& out, const RowResult& r) {
+void rowJson(std::string& out, const RowResult& r, const std::vector<double>& percentiles) {
   const CommandStats& s = r.stats;
   const LatencyHistogram& h = s.latency;
   out += "        {";
@@ -61,7 +62,17 @@ void rowJson(std::string& out, const RowResult& r) {
   }
   out += ", ";
   num(out, "max", toMs(static_cast<double>(h.max())), 5);
-  out += "},\n         \"errors\": {";
+  out += "},";
+  if (!percentiles.empty()) {
+    out += "\n         \"percentiles_ms\": {";
+    for (size_t i = 0; i < percentiles.size(); ++i) {
+      out += i ? ", " : "";
+      num(out, percentileLabel(percentiles[i]),
+          toMs(static_cast<double>(h.percentile(percentiles[i]))), 5);
+    }
+    out += "},";
+  }
+  out += "\n         \"errors\": {";
   bool first = true;
   for (const auto& e : s.errors.entries()) {
     out += first ? "" : ", ";
@@ -154,7 +165,7 @@ std::string toJson(const RunRecord& run) {
     out += ph.interrupted ? "true" : "false";
     out += ",\n      \"rows\": [\n";
     for (size_t r = 0; r < ph.rows.size(); ++r) {
-      rowJson(out, ph.rows[r]);
+      rowJson(out, ph.rows[r], run.percentiles);
       out += r + 1 < ph.rows.size() ? ",\n" : "\n";
     }
     out += "      ]}";

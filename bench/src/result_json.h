@@ -18,6 +18,9 @@ struct RunRecord {
   std::vector<std::string> sources;  // merged files (merge only)
   RunSummary summary;
   std::vector<PhaseResult> phases;
+  // --print-percentiles: each row also gets "percentiles_ms" with these percentiles (not read
+  // back: merge recomputes everything from the histograms).
+  std::vector<double> percentiles;
 };
 
 std::string toJson(const RunRecord& run);

@@ -13,7 +13,9 @@
 
 #include "bench_thread.h"
 #include "core/clock.h"
+#include "hgrm_writer.h"
 #include "interrupt.h"
+#include "percentile_table.h"
 #include "report.h"
 #include "result_json.h"
 #include "workload.h"
@@ -181,6 +183,9 @@ RunOutput Runner::run() {
     if (!o_.quiet && !o_.csv && !results.empty()) {
       printTable(out, results, summary_);
     }
+    if (!o_.print_percentiles.empty() && !results.empty()) {
+      printPercentileTables(out, results, o_.print_percentiles);
+    }
     printProblems(out, results, summary_);
     std::fflush(out);
   }
@@ -199,6 +204,7 @@ RunOutput Runner::run() {
   rec.target = base_.address_text;
   rec.summary = summary_;
   rec.phases = std::move(results);
+  rec.percentiles = o_.print_percentiles;
   if (!silent_ && !o_.json_out_file.empty()) {
     FILE* jf = std::fopen(o_.json_out_file.c_str(), "w");
     const std::string text = toJson(rec);
@@ -209,6 +215,15 @@ RunOutput Runner::run() {
     }
     if (jf != nullptr) {
       std::fclose(jf);
+    }
+  }
+  if (!silent_ && !o_.hdr_file_prefix.empty() && !rec.phases.empty()) {
+    std::vector<std::string> written;
+    std::string hdr_error;
+    if (!writeHdrFiles(o_.hdr_file_prefix, rec.phases, summary_.description, &written,
+                       &hdr_error)) {
+      std::fprintf(stderr, "shardbench: error: %s\n", hdr_error.c_str());
+      status = 1;
     }
   }
   if (out != nullptr && out != stdout) {

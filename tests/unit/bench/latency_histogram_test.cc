@@ -92,6 +92,19 @@ TEST(LatencyHistogramTest, PercentileRanksAndClamping) {
   EXPECT_DOUBLE_EQ(h.mean(), 50.5e6);
 }
 
+// The rank is ceil(p/100 * count) without floating-point noise: p99.9 of 1000 values is the
+// 999th, not the max (99.9 / 100 * 1000 in doubles is just above 999).
+TEST(LatencyHistogramTest, RankOfDecimalPercentilesIsExact) {
+  LatencyHistogram h;
+  for (int i = 0; i < 999; ++i) {
+    h.record(100);
+  }
+  h.record(200);
+  EXPECT_EQ(h.percentile(99.9), 100u);
+  EXPECT_EQ(h.percentile(99.91), 200u);
+  EXPECT_EQ(h.percentile(100), 200u);
+}
+
 TEST(LatencyHistogramTest, MergeAddsCountsAndKeepsPercentiles) {
   LatencyHistogram a;
   LatencyHistogram b;

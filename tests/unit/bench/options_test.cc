@@ -285,6 +285,8 @@ TEST(OptionsTest, HelpListsEveryFlag) {
                            "--json-out-file",
                            "--out-file",
                            "--no-progress",
+                           "--print-percentiles",
+                           "--hdr-file-prefix",
                            "--help",
                            "--version",
                            "merge"}) {
