@@ -10,7 +10,7 @@ packages=(
   libcivetweb-dev libsystemd-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   redis-server redis-tools redis-sentinel nutcracker prometheus prometheus-redis-exporter
-  librsvg2-bin logrotate man-db
+  librsvg2-bin logrotate man-db strace valgrind
   python3 python3-redis python3-pytest procps iproute2
   nodejs
 )
