@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Builds docs/benchmarks.md, docs/benchmarks/<name>/*.svg and the README's benchmark block from
 the result directories that `shardbench matrix` and `shardbench scenario` wrote (report.md,
-results.json and charts in each). Called by tools/bench-report.sh; safe to rerun."""
+results.json and charts in each). Called by tools/bench-report.sh; safe to rerun. Refuses (exit 2,
+nothing written) when a result ran at the quick scale, which is a smoke test, not a measurement;
+--allow-quick publishes it anyway to preview the layout."""
 
 import argparse
 import json
@@ -102,6 +104,15 @@ def proxy_log_notes(run):
     return "\n".join(notes)
 
 
+def run_scale(run):
+    """"quick" or "full": results.json's scale (older matrix results: from the command line,
+    where shardbench matrix runs at quick unless told otherwise)."""
+    j = run["json"]
+    if j.get("scale"):
+        return j["scale"]
+    return "full" if re.search(r"--scale[= ]full", j.get("command_line", "")) else "quick"
+
+
 def summary_row(run):
     j = run["json"]
     if j["kind"] == "matrix":
@@ -110,8 +121,6 @@ def summary_row(run):
         cells = [c for c in j["cells"]]
         bad = sum(1 for c in cells if c["status"] != "ok")
         status = "%d cells, %d failed" % (len(cells), bad)
-        # shardbench matrix runs at quick unless told otherwise.
-        scale = "full" if re.search(r"--scale[= ]full", j["command_line"]) else "quick"
     else:
         title = j["scenario"]["title"]
         seed = j["scenario"]["seed_file"][:3] + " § " + j["scenario"]["seed_section"].split("›")[-1].strip()
@@ -120,7 +129,7 @@ def summary_row(run):
         for m in ms:
             counts[m["status"]] = counts.get(m["status"], 0) + 1
         status = ", ".join("%d %s" % (v, k) for k, v in sorted(counts.items()))
-        scale = j["scale"]
+    scale = run_scale(run)
     return "| [%s](#%s) | %s | %s | %.0f s | %s |" % (
         run["name"], anchor(first_heading(run["report"])), seed.replace("|", "/"), scale,
         j["wall_s"], status)
@@ -146,6 +155,9 @@ def main():
     p.add_argument("--docs", required=True)
     p.add_argument("--charts", required=True)
     p.add_argument("--readme", required=True)
+    p.add_argument("--allow-quick", action="store_true",
+                   help="publish quick (smoke test) results anyway, to preview the page layout; "
+                   "their titles say they are not measurements")
     a = p.parse_args()
 
     names = [n for n in ORDER]
@@ -157,6 +169,13 @@ def main():
         print("bench-report: no results under %s" % a.results, file=sys.stderr)
         return 1
     missing = [n for n in names if n not in {r["name"] for r in runs}]
+    quick = [r["name"] for r in runs if run_scale(r) == "quick"]
+    if quick and not a.allow_quick:
+        print("bench-report: refusing to publish quick results (a smoke test, not a measurement): "
+              "%s under %s. Rerun them at the full scale, one at a time: tools/bench-report.sh "
+              "--scale full --only NAME. Nothing was written." % (", ".join(quick), a.results),
+              file=sys.stderr)
+        return 2
 
     keep = ""
     if os.path.exists(a.docs):
@@ -220,8 +239,10 @@ def main():
                     body = line.split("\n", 1)[1]
             table = "\n".join(l for l in body.strip().splitlines() if l.startswith("|"))
             block.append("**%s**\n\n%s\n" % (op, table))
-        block.append("![SET heat map](%s/matrix-set.svg) ![GET heat map](%s/matrix-get.svg)" %
-                     (rel, rel))
+        charts = sorted(f for f in os.listdir(matrix["dir"])
+                        if re.match(r"matrix-(set|get)(-quick)?\.svg$", f))
+        block.append(" ".join("![%s heat map](%s/%s)" % (f.split("-")[1].split(".")[0].upper(),
+                                                          rel, f) for f in reversed(charts)))
         block.append("")
     block.append("Every seed table reproduced, with the seed's numbers beside ours, charts and "
                  "commands: [docs/benchmarks.md](docs/benchmarks.md) — "

@@ -6,8 +6,9 @@
 #
 #   tools/bench-report.sh [--scale quick|full] [--only NAME,...] [--publish-only] [--results DIR]
 #
-#   --scale S        quick (default; a few minutes in all) or full (the seed's sizes where this
-#                    machine allows; run it one NAME at a time with --only, each under ~10 min)
+#   --scale S        quick (default; a few minutes in all: a smoke test, not a measurement, so
+#                    it is run but not published) or full (the seed's sizes where this machine
+#                    allows; run it one NAME at a time with --only, each under ~10 min)
 #   --only LIST      run only these: matrix and/or scenario names (file names without .yaml)
 #   --publish-only   run nothing; rebuild the docs from the results already in DIR
 #   --results DIR    result root (default bench-out/SCALE); each run replaces DIR/NAME
@@ -85,6 +86,11 @@ if [ "$PUBLISH_ONLY" -eq 0 ]; then
   done
 fi
 
+if [ "$PUBLISH_ONLY" -eq 0 ] && [ "$SCALE" = quick ]; then
+  echo "bench-report: quick results are a smoke test, not a measurement: left in $RESULTS," \
+    "not published (publish with --scale full)" >&2
+  exit "${status:-0}"
+fi
 /usr/bin/python3 tools/bench-report-publish.py --results "$RESULTS" --scale "$SCALE" \
   --docs docs/benchmarks.md --charts docs/benchmarks --readme README.md
 exit "${status:-0}"

@@ -13,6 +13,7 @@
 #include "matrix_report.h"
 #include "options.h"
 #include "point_executor.h"
+#include "scale_label.h"
 #include "target.h"
 
 namespace sp::bench {
@@ -37,6 +38,7 @@ struct MatrixFlags {
   ServerBinaries binaries;
   std::vector<std::string> proxy_args;
   std::string out_dir;
+  bool print_report = false;  // also print report.md (about 170 columns wide) on stdout
   bool help = false;
   std::string command_line;
 };
@@ -200,6 +202,8 @@ bool parseFlags(const std::vector<std::string>& args, MatrixFlags* f, std::strin
       if (!take() || !CommandTemplate::split(value, &f->proxy_args, error)) {
         return false;
       }
+    } else if (name == "--print-report") {
+      f->print_report = true;
     } else if (name == "--out") {
       if (!take()) {
         return false;
@@ -287,6 +291,51 @@ void reportCell(size_t done, size_t total, const MatrixCell& cell, const Measure
   }
 }
 
+// The few lines the terminal gets after the progress lines: how many cells ran, the best SET
+// and GET cells, and whether this was a measurement at all.
+void printSummary(const MatrixRun& run) {
+  size_t ok = 0;
+  size_t failed = 0;
+  size_t not_run = 0;
+  struct Best {
+    double qps = -1;
+    const MatrixCell* cell = nullptr;
+  };
+  Best best_set;
+  Best best_get;
+  for (const auto& row : run.cells) {
+    for (const auto& cell : row) {
+      if (cell.reps.empty()) {
+        ++not_run;
+        continue;
+      }
+      const bool any_ok = std::any_of(cell.reps.begin(), cell.reps.end(),
+                                      [](const auto& m) { return m.status == MeasureStatus::kOk; });
+      ++(any_ok ? ok : failed);
+      std::vector<const Measurement*> reps;
+      for (const auto& m : cell.reps) {
+        reps.push_back(&m);
+      }
+      for (auto [best, op] : {std::pair{&best_set, "SET"}, std::pair{&best_get, "GET"}}) {
+        const auto v = medianValue(reps, op, Metric::kQps);
+        if (v && *v > best->qps) {
+          *best = {*v, &cell};
+        }
+      }
+    }
+  }
+  std::printf(
+      "shardbench matrix (%s scale%s): %zu cells measured, %zu failed, %zu not run in %.0f s\n",
+      run.scale.c_str(), isQuickScale(run.scale) ? ", a smoke test, not a measurement" : "", ok,
+      failed, not_run, run.wall_s);
+  for (auto [best, op] : {std::pair{&best_set, "SET"}, std::pair{&best_get, "GET"}}) {
+    if (best->cell != nullptr) {
+      std::printf("  best %s: %.0f requests/s at %d shards x %d workers\n", op, best->qps,
+                  best->cell->shards, best->cell->workers);
+    }
+  }
+}
+
 }  // namespace
 
 std::string matrixHelpText() {
@@ -302,7 +351,8 @@ whose proxy does not start (or dies) is reported as failed with the reason.
 Matrix:
   --shards LIST          shard counts (default 2,4,8,16)
   --workers LIST         proxy worker counts (default 1,2,4,8)
-  --scale quick|full     quick (default): -n 20000, 5 s per test; full: -n 1000000, 12 s per test
+  --scale quick|full     quick (default): -n 20000, 5 s per test, a smoke test (not published);
+                         full: -n 1000000, 12 s per test
   --repeat N             run each cell N times (median reported)
   --proxy [SxW=]H:P      measure a proxy that is already running instead (repeatable; label
                          it with its shard and worker counts, e.g. 4x8=10.0.0.5:6380)
@@ -324,6 +374,12 @@ Servers:
 
 Output:
   --out DIR              result directory (default bench-out/matrix-SCALE-TIMESTAMP)
+  --print-report         also print the full report (report.md, about 170 columns) on stdout
+
+The terminal gets one progress line per cell, then a short summary and the path of report.md;
+the tables, heat maps and result files are in DIR. A quick run is a smoke test, not a
+measurement: its titles and chart file names say so, and tools/bench-report.sh does not
+publish it.
 
 Exit status: 0 every cell measured, 1 a cell failed, 2 bad flags, 130 interrupted.
 )";
@@ -408,6 +464,7 @@ int runMatrixCommand(const std::vector<std::string>& args) {
   MatrixRun result;
   result.shards = f.shards;
   result.workers = f.workers;
+  result.scale = f.scale;
   result.load_args = load_text;
   result.command_line = f.command_line;
   result.machine = machineInfo();
@@ -555,9 +612,11 @@ int runMatrixCommand(const std::vector<std::string>& args) {
     std::fprintf(stderr, "shardbench matrix: %s\n", error.c_str());
     return 1;
   }
-  std::fputs(markdown.c_str(), stdout);
-  std::fprintf(stderr, "shardbench matrix: wrote %s/report.md (%.0f s)\n", dir.c_str(),
-               result.wall_s);
+  if (f.print_report) {
+    std::fputs(markdown.c_str(), stdout);
+  }
+  printSummary(result);
+  std::printf("report: %s/report.md\n", dir.c_str());
   if (result.interrupted) {
     std::fprintf(stderr, "shardbench matrix: interrupted; the report is partial\n");
     return 130;

@@ -8,6 +8,7 @@
 
 #include "json_writer.h"
 #include "markdown_table.h"
+#include "scale_label.h"
 #include "svg_chart.h"
 
 namespace sp::bench {
@@ -126,7 +127,8 @@ std::string seedTable(const std::vector<std::vector<double>>& values) {
 
 HeatMapData ourHeatMap(const MatrixRun& run, const std::string& row, const std::string& op) {
   HeatMapData h;
-  h.title = op + " requests per second: shards × proxy workers (this machine)";
+  h.title =
+      scaleTitle(op + " requests per second: shards × proxy workers (this machine)", run.scale);
   h.subtitle = std::to_string(run.machine.nproc) + " CPUs (nproc); † more workers than CPUs; " +
                run.load_args;
   h.row_title = "shards";
@@ -163,8 +165,10 @@ HeatMapData seedHeatMap(const std::vector<std::vector<double>>& values, const st
   HeatMapData h;
   h.title = op + " requests per second: shards × proxy cores (seed, published)";
   h.subtitle =
-      "000_c339298947676b8e.txt: redis-benchmark -t set,get -d 256 --threads 32 -c 960 "
-      "-n 10000000 -r 10000";
+      std::string(
+          "000_c339298947676b8e.txt: redis-benchmark -t set,get -d 256 --threads 32 -c 960 "
+          "-n 10000000 -r 10000; ") +
+      kPublishedCaption;
   h.row_title = "shards";
   h.col_title = "proxy cores";
   h.legend = "requests/s";
@@ -204,7 +208,11 @@ bool writeMatrixReport(const MatrixRun& run, const std::string& dir, std::string
                        std::string* error) {
   const SeedMatrix& seed = seedMatrix();
   Footnotes notes;
-  std::string md = "# Proxy workers × shards: SET and GET requests per second\n\n";
+  const std::string set_chart = scaleFileName("matrix-set.svg", run.scale);
+  const std::string get_chart = scaleFileName("matrix-get.svg", run.scale);
+  std::string md =
+      "# " + scaleTitle("Proxy workers × shards: SET and GET requests per second", run.scale) +
+      "\n\n";
   md +=
       "Reproduces `000_c339298947676b8e.txt`, Kiểm thử hiệu năng Proxy (the distributed "
       "edition's proxy: 2/4/8/16 shards × 2..64 proxy cores).\n\n";
@@ -228,18 +236,22 @@ bool writeMatrixReport(const MatrixRun& run, const std::string& dir, std::string
         "the shards share those CPUs, so compare cells with each other, not with the seed's "
         "32-core numbers. A cell whose shard count and worker count the seed also ran (as "
         "proxy cores) shows the seed's number in brackets.\n";
-  md += "\n## SET requests per second (Hiệu năng Set)\n\n" + ourTable(run, "SET", seed.set, &notes);
-  md += "\n![SET heat map](matrix-set.svg)\n";
-  md += "\n## GET requests per second (Hiệu năng Get)\n\n" + ourTable(run, "GET", seed.get, &notes);
-  md += "\n![GET heat map](matrix-get.svg)\n";
+  md += "\n## " + scaleTitle("SET requests per second (Hiệu năng Set)", run.scale) + "\n\n" +
+        ourTable(run, "SET", seed.set, &notes);
+  md += "\n![SET heat map](" + set_chart + ")\n";
+  md += "\n## " + scaleTitle("GET requests per second (Hiệu năng Get)", run.scale) + "\n\n" +
+        ourTable(run, "GET", seed.get, &notes);
+  md += "\n![GET heat map](" + get_chart + ")\n";
   if (!notes.lines.empty()) {
     md += "\n";
     for (size_t i = 0; i < notes.lines.size(); ++i) {
       md += "- [" + std::to_string(i + 1) + "] " + notes.lines[i] + "\n";
     }
   }
-  md += "\n## Seed: SET requests per second (published)\n\n" + seedTable(seed.set);
-  md += "\n## Seed: GET requests per second (published)\n\n" + seedTable(seed.get);
+  md += "\n## Seed: SET requests per second (" + std::string(kPublishedCaption) + ")\n\n" +
+        seedTable(seed.set);
+  md += "\n## Seed: GET requests per second (" + std::string(kPublishedCaption) + ")\n\n" +
+        seedTable(seed.get);
   md += "\n![seed SET heat map](seed-set.svg) ![seed GET heat map](seed-get.svg)\n";
   md += "\n## Cells\n\n";
   MarkdownTable cells({"shards", "workers", "rep", "status", "SET/s", "GET/s", "SET p99 (ms)",
@@ -268,6 +280,7 @@ bool writeMatrixReport(const MatrixRun& run, const std::string& dir, std::string
   j.beginObject();
   j.field("tool", "shardbench").field("kind", "matrix").field("format", 1);
   j.field("version", SHARDPROXY_VERSION).field("command_line", run.command_line);
+  j.field("scale", run.scale);
   j.field("load_args", run.load_args).field("deployment", run.deployment);
   j.field("wall_s", run.wall_s, 1).field("interrupted", run.interrupted);
   j.field("nproc", static_cast<uint64_t>(run.machine.nproc));
@@ -339,8 +352,8 @@ bool writeMatrixReport(const MatrixRun& run, const std::string& dir, std::string
   if (!writeFile(dir + "/report.md", md, error) ||
       !writeFile(dir + "/results.json", j.text(), error) ||
       !writeFile(dir + "/results.csv", csv, error) ||
-      !writeFile(dir + "/matrix-set.svg", heatMapSvg(ourHeatMap(run, "SET", "SET")), error) ||
-      !writeFile(dir + "/matrix-get.svg", heatMapSvg(ourHeatMap(run, "GET", "GET")), error) ||
+      !writeFile(dir + "/" + set_chart, heatMapSvg(ourHeatMap(run, "SET", "SET")), error) ||
+      !writeFile(dir + "/" + get_chart, heatMapSvg(ourHeatMap(run, "GET", "GET")), error) ||
       !writeFile(dir + "/seed-set.svg", heatMapSvg(seedHeatMap(seed.set, "SET")), error) ||
       !writeFile(dir + "/seed-get.svg", heatMapSvg(seedHeatMap(seed.get, "GET")), error)) {
     return false;

@@ -2,6 +2,8 @@
 // seed's, rows = shards, columns = proxy workers, the seed's number beside ours where it ran the
 // same cell, then the seed's published tables), heat maps
 // (matrix-set.svg, matrix-get.svg and the seed's), results.json, results.csv and runs/*.json.
+// At the quick scale the titles say "(quick smoke test, not a measurement)" and our heat maps are
+// matrix-set-quick.svg and matrix-get-quick.svg (see scale_label.h).
 #pragma once
 
 #include <string>
@@ -23,6 +25,7 @@ struct MatrixRun {
   std::vector<int> shards;
   std::vector<int> workers;
   std::vector<std::vector<MatrixCell>> cells;  // [shard row][worker column]
+  std::string scale;                           // "quick" or "full" (--scale)
   std::string load_args;                       // the shardbench flags of every cell
   std::string command_line;
   std::string deployment;

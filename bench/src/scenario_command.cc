@@ -383,7 +383,8 @@ Where to run (default: local shards and the shardproxy of this build):
   --proxy-args 'ARGS'        extra shardproxy flags
 
 What to run:
-  --scale quick|full         quick (default): each scenario in under a minute; full: the seed's
+  --scale quick|full         quick (default): each scenario in under a minute, a smoke test
+                             (titles and chart names say so; not published); full: the seed's
                              sizes where this machine allows
   --points A,B,...           only these points (labels as in the tables)
   --set NAME=VALUE           override a scenario variable (e.g. --set keys=1000000)

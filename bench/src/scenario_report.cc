@@ -2,12 +2,14 @@
 #include "scenario_report.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <map>
 
 #include "json_writer.h"
 #include "markdown_table.h"
+#include "scale_label.h"
 #include "svg_chart.h"
 
 namespace sp::bench {
@@ -123,10 +125,21 @@ bool drawn(const TableSpec& t, const std::string& name) {
                                                 name) != t.chart_published.end();
 }
 
+// The chart says what its dashed series are (svg_chart.cc) only when it draws one.
 std::string chartSubtitle(const ScenarioRun& run) {
   return run.scenario->name + " (" + run.plan->scale + " scale), " +
-         std::to_string(run.machine.nproc) + " CPUs; dashed: published in " +
-         run.scenario->seed_file;
+         std::to_string(run.machine.nproc) + " CPUs";
+}
+
+// A rows-layout chart draws one column, so its title names that column and the axis, not the
+// table's title (which may name columns the chart does not draw, e.g. "... and proxy memory").
+std::string columnChartTitle(const std::string& column, const std::string& axis) {
+  std::string by = axis.empty() ? "workload" : axis;
+  if (by.size() > 1 && std::isupper(static_cast<unsigned char>(by[0])) &&
+      std::islower(static_cast<unsigned char>(by[1]))) {
+    by[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(by[0])));
+  }
+  return column + " by " + by;
 }
 
 Built buildColumnsTable(const ScenarioRun& run, const TableSpec& t, size_t index) {
@@ -142,8 +155,9 @@ Built buildColumnsTable(const ScenarioRun& run, const TableSpec& t, size_t index
   MarkdownTable table(header, right);
   b.header = header;
   ChartData chart;
-  chart.title = t.title;
+  chart.title = scaleTitle(t.title, run.plan->scale);
   chart.subtitle = chartSubtitle(run);
+  chart.published_source = s.seed_file;
   chart.x_title = s.sweep_title;
   chart.y_title = std::string(metricInfo(t.metric).title) + " (" + t.row + ")";
   for (const auto& p : run.plan->points) {
@@ -192,7 +206,7 @@ Built buildColumnsTable(const ScenarioRun& run, const TableSpec& t, size_t index
   if (!t.charts.empty()) {
     const std::string file = std::to_string(index + 1) + "-" + slugify(t.row) + "-" +
                              slugify(std::string(metricInfo(t.metric).name)) + ".svg";
-    b.charts.emplace_back(file, lineChartSvg(chart));
+    b.charts.emplace_back(scaleFileName(file, run.plan->scale), lineChartSvg(chart));
   }
   return b;
 }
@@ -267,8 +281,11 @@ Built buildRowsTable(const ScenarioRun& run, const TableSpec& t, size_t index) {
     const ChartSpec& spec = t.charts[ci];
     const TableColumn& col = t.columns[std::min(spec.column, t.columns.size() - 1)];
     ChartData chart;
-    chart.title = t.title + ": " + col.title;
-    chart.subtitle = chartSubtitle(run);
+    chart.title = scaleTitle(columnChartTitle(col.title, t.items_from_sweep ? s.sweep_title : ""),
+                             run.plan->scale);
+    // The table's title, which may name columns this chart does not draw, as a reference only.
+    chart.subtitle = "a column of the table \u201c" + t.title + "\u201d; " + chartSubtitle(run);
+    chart.published_source = s.seed_file;
     chart.x_title = t.items_from_sweep ? s.sweep_title : "";
     chart.y_title = col.title;
     for (const auto& item : items) {
@@ -301,8 +318,9 @@ Built buildRowsTable(const ScenarioRun& run, const TableSpec& t, size_t index) {
       }
     }
     const std::string file = std::to_string(index + 1) + "-" + slugify(col.title) + ".svg";
-    b.charts.emplace_back(
-        file, spec.kind == ChartSpec::Kind::kBar ? barChartSvg(chart) : lineChartSvg(chart));
+    b.charts.emplace_back(scaleFileName(file, run.plan->scale), spec.kind == ChartSpec::Kind::kBar
+                                                                    ? barChartSvg(chart)
+                                                                    : lineChartSvg(chart));
   }
   return b;
 }
@@ -437,7 +455,7 @@ bool writeScenarioReport(const ScenarioRun& run, const std::string& dir, std::st
   }
 
   // report.md
-  std::string md = "# " + s.title + "\n\n";
+  std::string md = "# " + scaleTitle(s.title, plan.scale) + "\n\n";
   md += "Reproduces `" + s.seed_file + "`, " + s.seed_section + ".\n\n";
   md += "- **scenario**: `" + s.path + "`, scale `" + plan.scale + "`" +
         (run.repeat > 1 ? ", " + std::to_string(run.repeat) + " repetitions (median)" : "") + "\n";
@@ -473,7 +491,7 @@ bool writeScenarioReport(const ScenarioRun& run, const std::string& dir, std::st
     md += "\n> " + s.notes + "\n";
   }
   for (size_t i = 0; i < s.tables.size(); ++i) {
-    md += "\n## " + s.tables[i].title + "\n\n" + tables[i].markdown;
+    md += "\n## " + scaleTitle(s.tables[i].title, plan.scale) + "\n\n" + tables[i].markdown;
     for (const auto& [file, svg] : tables[i].charts) {
       md += "\n![" + s.tables[i].title + "](" + file + ")\n";
     }

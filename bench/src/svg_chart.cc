@@ -13,13 +13,16 @@ constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", 
 constexpr const char* kReferencePalette[] = {"#7f7f7f", "#bcbd22", "#17becf", "#8c564b",
                                              "#e377c2", "#aec7e8", "#ffbb78", "#98df8a",
                                              "#c5b0d5", "#c49c94", "#dbdb8d", "#9edae5"};
-constexpr const char* kFont = "font-family=\"DejaVu Sans, Arial, Helvetica, sans-serif\"";
 
 std::string fmt(double v) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.1f", v);
   return buf;
 }
+
+// A published bar: lighter, with a dashed outline (the subtitle's "dashed" holds for bars too).
+constexpr const char* kReferenceBar =
+    " fill-opacity=\"0.55\" stroke=\"#333\" stroke-width=\"1\" stroke-dasharray=\"4 2\"";
 
 std::string colorOf(const std::vector<ChartSeries>& series, size_t i) {
   size_t ours = 0;
@@ -64,44 +67,40 @@ size_t codePoints(const std::string& text) {
   return n;
 }
 
-// Splits a label into lines of at most `width` characters at spaces.
-std::vector<std::string> wrap(const std::string& text, size_t width) {
-  std::vector<std::string> lines;
-  std::string line;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t space = text.find(' ', pos);
-    if (space == std::string::npos) {
-      space = text.size();
-    }
-    std::string word = text.substr(pos, space - pos);
-    // A word longer than a line is cut into line-sized pieces.
-    while (word.size() > width) {
-      if (!line.empty()) {
-        lines.push_back(line);
-        line.clear();
+// The first `n` code points of `text`.
+std::string firstCodePoints(const std::string& text, size_t n) {
+  size_t seen = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+      if (seen == n) {
+        return text.substr(0, i);
       }
-      size_t cut = width;
-      while (cut > 1 && (static_cast<unsigned char>(word[cut]) & 0xC0) == 0x80) {
-        --cut;  // never split a UTF-8 sequence
-      }
-      lines.push_back(word.substr(0, cut));
-      word = word.substr(cut);
+      ++seen;
     }
-    if (!line.empty() && line.size() + 1 + word.size() > width) {
-      lines.push_back(line);
-      line.clear();
-    }
-    if (!line.empty()) {
-      line += ' ';
-    }
-    line += word;
-    pos = space + 1;
   }
-  if (!line.empty()) {
-    lines.push_back(line);
+  return text;
+}
+
+// Whether a published series with at least one value is drawn (one with none draws nothing).
+bool anyReference(const std::vector<ChartSeries>& series) {
+  return std::any_of(series.begin(), series.end(), [](const ChartSeries& s) {
+    return s.reference && std::any_of(s.values.begin(), s.values.end(),
+                                      [](const auto& v) { return v && std::isfinite(*v); });
+  });
+}
+
+// The subtitle as drawn: the caller's, plus what the dashed series are when there are any.
+std::string drawnSubtitle(const ChartData& d) {
+  if (!anyReference(d.series)) {
+    return d.subtitle;
   }
-  return lines;
+  std::string text = d.subtitle.empty() ? "" : d.subtitle + "; ";
+  text += "dashed: ";
+  text += kPublishedCaption;
+  if (!d.published_source.empty()) {
+    text += " (" + d.published_source + ")";
+  }
+  return text;
 }
 
 struct Frame {
@@ -115,20 +114,37 @@ struct Frame {
   double plotH() const { return height - top - bottom; }
 };
 
+size_t subtitleWidth(const Frame& f) {
+  return static_cast<size_t>(std::max(20.0, (f.width - f.left - 16) / 6.4));
+}
+
 std::string header(const Frame& f, const std::string& title, const std::string& subtitle) {
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" + fmt(f.width) +
          "\" height=\"" + fmt(f.height) + "\" viewBox=\"0 0 " + fmt(f.width) + " " + fmt(f.height) +
-         "\" " + kFont + ">\n";
+         "\" font-family=\"" + kFontFamily + "\">\n";
   out += "<rect x=\"0\" y=\"0\" width=\"" + fmt(f.width) + "\" height=\"" + fmt(f.height) +
          "\" fill=\"#ffffff\"/>\n";
   out += "<text x=\"" + fmt(f.left) + "\" y=\"26\" font-size=\"17\" font-weight=\"bold\" " +
          "fill=\"#222\">" + xmlEscape(title) + "</text>\n";
-  if (!subtitle.empty()) {
-    out += "<text x=\"" + fmt(f.left) + "\" y=\"46\" font-size=\"12\" fill=\"#555\">" +
-           xmlEscape(subtitle) + "</text>\n";
+  // About 6.4 px per character at 12 px; a subtitle wider than the chart wraps at spaces.
+  const auto lines =
+      subtitle.empty() ? std::vector<std::string>{} : wrapLabel(subtitle, subtitleWidth(f));
+  for (size_t l = 0; l < lines.size(); ++l) {
+    out += "<text x=\"" + fmt(f.left) + "\" y=\"" + fmt(46 + 15 * static_cast<double>(l)) +
+           "\" font-size=\"12\" fill=\"#555\">" + xmlEscape(lines[l]) + "</text>\n";
   }
   return out;
+}
+
+// A line or bar chart's frame, made taller (plot unchanged) for each extra subtitle line.
+Frame chartFrame(const std::string& subtitle) {
+  Frame f;
+  const size_t lines = subtitle.empty() ? 1 : wrapLabel(subtitle, subtitleWidth(f)).size();
+  const double extra = 15 * static_cast<double>(std::max<size_t>(lines, 1) - 1);
+  f.top += extra;
+  f.height += extra;
+  return f;
 }
 
 // Y axis with grid lines from 0 to the rounded-up maximum; returns that maximum.
@@ -159,7 +175,7 @@ void xLabels(std::string& out, const Frame& f, const std::vector<std::string>& l
   for (size_t i = 0; i < labels.size(); ++i) {
     // About 6.5 px per character at 11 px.
     const double slot = f.plotW() / static_cast<double>(std::max<size_t>(1, labels.size()));
-    const auto lines = wrap(labels[i], std::max<size_t>(6, static_cast<size_t>(slot / 6.5)));
+    const auto lines = wrapLabel(labels[i], std::max<size_t>(6, static_cast<size_t>(slot / 6.5)));
     for (size_t l = 0; l < lines.size(); ++l) {
       out += "<text x=\"" + fmt(xs[i]) + "\" y=\"" + fmt(f.top + f.plotH() + 18 + 13 * l) +
              "\" font-size=\"11\" text-anchor=\"middle\" fill=\"#444\">" + xmlEscape(lines[l]) +
@@ -174,18 +190,27 @@ void xLabels(std::string& out, const Frame& f, const std::vector<std::string>& l
 void legend(std::string& out, const Frame& f, const std::vector<ChartSeries>& series, bool bars) {
   const double x = f.left + f.plotW() + 18;
   double y = f.top + 4;
+  bool captioned = false;
   for (size_t i = 0; i < series.size(); ++i) {
     const std::string color = colorOf(series, i);
+    if (series[i].reference && !captioned && anyReference(series)) {
+      // One caption above the published series (dashed), so none reads as measured here.
+      captioned = true;
+      // 38 characters at 10 px: about 225 px, inside the legend's column.
+      out += "<text x=\"" + fmt(x) + "\" y=\"" + fmt(y) +
+             "\" font-size=\"10\" font-style=\"italic\" fill=\"#555\">" + kPublishedCaption +
+             "</text>\n";
+      y += 21;
+    }
     if (bars) {
       out += "<rect x=\"" + fmt(x) + "\" y=\"" + fmt(y - 9) + "\" width=\"14\" height=\"10\" " +
-             "fill=\"" + color + "\"" + (series[i].reference ? " fill-opacity=\"0.55\"" : "") +
-             "/>\n";
+             "fill=\"" + color + "\"" + (series[i].reference ? kReferenceBar : "") + "/>\n";
     } else {
       out += "<line x1=\"" + fmt(x) + "\" y1=\"" + fmt(y - 4) + "\" x2=\"" + fmt(x + 22) +
              "\" y2=\"" + fmt(y - 4) + "\" stroke=\"" + color + "\" stroke-width=\"" +
              (series[i].reference ? "1.5\" stroke-dasharray=\"5 3" : "2.5") + "\"/>\n";
     }
-    const auto lines = wrap(series[i].name, 30);
+    const auto lines = wrapLabel(series[i].name, 30);
     for (size_t l = 0; l < lines.size(); ++l) {
       out += "<text x=\"" + fmt(x + 28) + "\" y=\"" + fmt(y + 13 * l) +
              "\" font-size=\"11\" fill=\"#333\">" + xmlEscape(lines[l]) + "</text>\n";
@@ -249,9 +274,50 @@ std::string shortNumber(double v) {
   return buf;
 }
 
+std::vector<std::string> wrapLabel(const std::string& text, size_t width) {
+  width = std::max<size_t>(width, 2);
+  std::vector<std::string> lines;
+  std::string line;
+  size_t line_width = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t space = text.find(' ', pos);
+    if (space == std::string::npos) {
+      space = text.size();
+    }
+    std::string word = text.substr(pos, space - pos);
+    pos = space + 1;
+    if (word.empty()) {
+      continue;
+    }
+    size_t word_width = codePoints(word);
+    if (word_width > width) {
+      // Shortened, not split: the rest of the word would read as a word of its own.
+      word = firstCodePoints(word, width - 1) + "\u2026";
+      word_width = width;
+    }
+    if (!line.empty() && line_width + 1 + word_width > width) {
+      lines.push_back(line);
+      line.clear();
+      line_width = 0;
+    }
+    if (!line.empty()) {
+      line += ' ';
+      ++line_width;
+    }
+    line += word;
+    line_width += word_width;
+  }
+  if (!line.empty()) {
+    lines.push_back(line);
+  }
+  return lines;
+}
+
 std::string lineChartSvg(const ChartData& d) {
-  Frame f;
-  std::string out = header(f, d.title, d.subtitle);
+  const std::string subtitle = drawnSubtitle(d);
+  const Frame f = chartFrame(subtitle);
+  std::string out = header(f, d.title, subtitle);
   const double top = yAxis(out, f, seriesMax(d), d.y_title);
   const size_t n = d.x_labels.size();
   std::vector<double> xs;
@@ -304,8 +370,9 @@ std::string lineChartSvg(const ChartData& d) {
 }
 
 std::string barChartSvg(const ChartData& d) {
-  Frame f;
-  std::string out = header(f, d.title, d.subtitle);
+  const std::string subtitle = drawnSubtitle(d);
+  const Frame f = chartFrame(subtitle);
+  std::string out = header(f, d.title, subtitle);
   const double top = yAxis(out, f, seriesMax(d), d.y_title);
   const size_t n = d.x_labels.size();
   const size_t k = std::max<size_t>(1, d.series.size());
@@ -330,7 +397,7 @@ std::string barChartSvg(const ChartData& d) {
       const double y = f.top + f.plotH() - h;
       out += "<rect x=\"" + fmt(x + 1) + "\" y=\"" + fmt(y) + "\" width=\"" + fmt(bar - 2) +
              "\" height=\"" + fmt(h) + "\" fill=\"" + color + "\"" +
-             (series.reference ? " fill-opacity=\"0.55\"" : "") + "><title>" +
+             (series.reference ? kReferenceBar : "") + "><title>" +
              xmlEscape(series.name + " / " + d.x_labels[i] + ": " + shortNumber(v)) +
              "</title></rect>\n";
       if (labels) {
@@ -353,7 +420,7 @@ std::string heatMapSvg(const HeatMapData& d) {
   const double width = left + cell_w * d.cols.size() + 140;
   const double height = top + cell_h * d.rows.size() + 70;
   Frame f;
-  const double title_w = left + 9.6 * static_cast<double>(codePoints(d.title)) + 20;
+  const double title_w = left + 10.5 * static_cast<double>(codePoints(d.title)) + 20;  // bold 17 px
   const double subtitle_w = left + 6.4 * static_cast<double>(codePoints(d.subtitle)) + 20;
   f.width = std::max({width, 520.0, title_w, subtitle_w});
   f.height = height;
@@ -369,9 +436,11 @@ std::string heatMapSvg(const HeatMapData& d) {
       }
     }
   }
-  if (!(lo <= hi)) {
+  // The colour scale starts at 0 (not at the smallest cell), so colours compare magnitudes.
+  lo = std::min(lo, 0.0);
+  if (!(lo <= hi) || hi <= lo) {
     lo = 0;
-    hi = 1;
+    hi = std::max(hi, 1.0);
   }
   out += "<text x=\"" + fmt(left + cell_w * d.cols.size() / 2) + "\" y=\"" + fmt(top - 30) +
          "\" font-size=\"12\" text-anchor=\"middle\" fill=\"#333\">" + xmlEscape(d.col_title) +
@@ -429,7 +498,7 @@ std::string heatMapSvg(const HeatMapData& d) {
   out += "<text x=\"" + fmt(lx + 22) + "\" y=\"" + fmt(top + lh) + "\" font-size=\"11\">" +
          shortNumber(lo) + "</text>\n";
   out += "<text x=\"" + fmt(lx) + "\" y=\"" + fmt(top + lh + 20) + "\" font-size=\"11\">" +
-         xmlEscape(d.legend) + "</text>\n";
+         xmlEscape(d.legend.empty() ? "scale from 0" : d.legend + ", scale from 0") + "</text>\n";
   out += "</svg>\n";
   return out;
 }
