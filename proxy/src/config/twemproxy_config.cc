@@ -26,7 +26,7 @@ class PoolReader {
     bool redis = false;
     for (auto it = pool.begin(); it != pool.end(); ++it) {
       const std::string key = it->first.as<std::string>("");
-      const YAML::Node& value = it->second;
+      const YAML::Node value = it->second;  // a copy: it-> yields a temporary
       if (key == "servers") {
         readServers(value);
       } else if (key == "redis") {
