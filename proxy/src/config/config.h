@@ -134,9 +134,7 @@ struct Config {
   std::string log_level = "info";  // log_level (or log.level): trace|debug|...|critical|off
   std::string log_file;            // log.file: append log lines here ("" = stderr); SIGUSR1 reopens
   std::string pidfile;             // pidfile: the process id is written here while it runs
-  // metrics.listen: host:port of /metrics; "" = off; "auto" (the default) = 127.0.0.1 on the
-  // listen port plus kMetricsPortOffset (6380 -> 9121), so proxies on one host never collide.
-  std::string metrics_listen = "auto";
+  std::string metrics_listen = "127.0.0.1:9121";  // metrics.listen: host:port of /metrics; "" = off
   // metrics.ready_quorum: the percentage of shards that must have a healthy connection in every
   // worker for /readyz to answer 200 (0: ready as soon as the workers run).
   uint32_t ready_quorum_percent = 100;

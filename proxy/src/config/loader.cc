@@ -3,7 +3,6 @@
 // echoes a loader error (a shard whose address did not parse also "has no host") is dropped.
 #include "config/loader.h"
 
-#include "config/schema_limits.h"
 #include "config/twemproxy_config.h"
 
 #include <algorithm>
@@ -40,24 +39,6 @@ bool isFatal(const ConfigError& e, const std::string& source) {
   return e.path == source || (e.path == "(top level)" && startsWith(e.message, "expected a map"));
 }
 
-// metrics.listen "auto": 127.0.0.1 on the listen port plus kMetricsPortOffset; off, with a note,
-// where that passes 65535.
-void resolveMetricsListen(Config* config) {
-  if (config->metrics_listen != "auto") {
-    return;
-  }
-  const uint32_t port = config->listen_port + kMetricsPortOffset;
-  if (port > 65535) {
-    config->metrics_listen.clear();
-    config->load_notes.push_back("metrics.listen: no metrics endpoint: listen port " +
-                                 std::to_string(config->listen_port) + " + " +
-                                 std::to_string(kMetricsPortOffset) +
-                                 " passes 65535; set metrics.listen to serve one");
-    return;
-  }
-  config->metrics_listen = "127.0.0.1:" + std::to_string(port);
-}
-
 // Appends validate(config) to *errors, leaving out what the earlier (loader) errors explain.
 void appendValidation(const Config& config, const std::vector<ConfigError>& earlier,
                       bool shards_from_flags, std::vector<ConfigError>* errors) {
@@ -82,7 +63,6 @@ std::vector<ConfigError> loadAndValidateYaml(std::string_view yaml_text, Config*
   const bool fatal = std::any_of(errors.begin(), errors.end(),
                                  [](const ConfigError& e) { return isFatal(e, "yaml"); });
   if (!fatal) {
-    resolveMetricsListen(out);
     const std::vector<ConfigError> loaded = errors;
     appendValidation(*out, loaded, false, &errors);
   }
@@ -151,7 +131,6 @@ std::vector<ConfigError> buildConfig(const CommandLine& cmdline, Config* out) {
   }
 
   if (!fatal) {
-    resolveMetricsListen(out);
     std::vector<ConfigError> checked;
     appendValidation(*out, loaded, !cmdline.shards.empty(), &checked);
     for (ConfigError& e : checked) {

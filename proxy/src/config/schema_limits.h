@@ -14,9 +14,7 @@ inline constexpr uint64_t kMaxSlowlogThresholdUs = 3600ull * 1000 * 1000;  // an
 inline constexpr uint64_t kMaxReadyQuorumPercent = 100;                    // metrics.ready_quorum
 inline constexpr uint64_t kMaxSlowlogLen = 1000000;                        // entries per worker
 inline constexpr uint32_t kMaxTcpKeepalive = 32767;  // seconds: Linux's TCP_KEEPIDLE maximum
-// metrics.listen auto: the listen port plus this (the default 6380 gives redis_exporter's 9121).
-inline constexpr uint32_t kMetricsPortOffset = 2741;
-inline constexpr uint64_t kMaxShardWeight = 10000;  // shards[i].weight (twemproxy placement)
+inline constexpr uint64_t kMaxShardWeight = 10000;   // shards[i].weight (twemproxy placement)
 inline constexpr uint64_t kMaxBufferPoolBytes = 1ull << 30;  // limits.buffer_pool_bytes, per worker
 // Sizes are compared with signed RESP lengths, so they stay below 2^63.
 inline constexpr uint64_t kMaxSizeBytes =

@@ -108,7 +108,7 @@ class Validator {
       error("log_level", "unknown level '" + c.log_level +
                              "' (expected trace, debug, info, warn, error, critical or off)");
     }
-    if (!c.metrics_listen.empty() && c.metrics_listen != "auto") {
+    if (!c.metrics_listen.empty()) {
       std::string host;
       uint16_t port = 0;
       std::string message;

@@ -35,19 +35,16 @@ struct PoolProcess {
   std::string name;
   std::string listen_host;
   uint16_t listen_port = 0;
-  std::string metrics;        // host:port, or "off"
-  bool metrics_flag = false;  // --metrics-listen given: the base port plus the pool's index
+  std::string metrics;  // host:port, or "off"
   pid_t pid = -1;
 };
 
 // The child's command line: the same file, one pool, its own metrics port; the flags that apply
 // to every pool are passed on, the pidfile stays the supervisor's.
 std::vector<std::string> childArgs(const config::CommandLine& cmdline, const PoolProcess& pool) {
-  std::vector<std::string> args = {"shardproxy", "--twemproxy-config", cmdline.twemproxy_config,
-                                   "--pool", pool.name};
-  if (pool.metrics_flag) {
-    args.insert(args.end(), {"--metrics-listen", pool.metrics});
-  }
+  std::vector<std::string> args = {
+      "shardproxy",       "--twemproxy-config", cmdline.twemproxy_config, "--pool", pool.name,
+      "--metrics-listen", pool.metrics};
   if (cmdline.workers >= 0) {
     args.insert(args.end(), {"--workers", std::to_string(cmdline.workers)});
   }
@@ -207,19 +204,9 @@ int superviseTwemproxyPools(const config::CommandLine& cmdline,
         config::parseHostPort(c.metrics_listen, &metrics_host, &metrics_port, &ignored);
       }
     }
-    // By default each pool's metrics port follows its own listen port (metrics.listen auto);
-    // a --metrics-listen base gives pool i the base port plus i.
-    PoolProcess p{names[i],
-                  c.listen_host,
-                  c.listen_port,
-                  c.metrics_listen.empty() ? "off" : c.metrics_listen,
-                  !cmdline.metrics_listen.empty(),
-                  -1};
-    if (p.metrics_flag) {
-      p.metrics =
-          metrics_port != 0 && metrics_port + i <= 65535
-              ? config::formatHostPort(metrics_host, static_cast<uint16_t>(metrics_port + i))
-              : "off";
+    PoolProcess p{names[i], c.listen_host, c.listen_port, "off", -1};
+    if (metrics_port != 0 && metrics_port + i <= 65535) {
+      p.metrics = config::formatHostPort(metrics_host, static_cast<uint16_t>(metrics_port + i));
     }
     pools.push_back(std::move(p));
   }

@@ -1,7 +1,6 @@
 // PoolSupervisor: serves every pool of a nutcracker.yml, as nutcracker does from one process, by
-// running one shardproxy per pool: this binary again with --pool NAME, its metrics on a port of
-// its own (by default its listen port plus 2741; with --metrics-listen, that port plus the pool's
-// index in the file). The supervisor passes SIGTERM, SIGINT,
+// running one shardproxy per pool: this binary again with --pool NAME and a metrics port of its
+// own (the base port plus the pool's index in the file). The supervisor passes SIGTERM, SIGINT,
 // SIGHUP and SIGUSR1 on to every pool; when a pool's process exits by itself, it stops the
 // others and exits 1, so that the service manager restarts the set. Under systemd it alone
 // speaks to the service manager: READY once every pool accepts connections, WATCHDOG while

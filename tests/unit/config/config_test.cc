@@ -51,8 +51,7 @@ TEST(ConfigDefaultsTest, ProxyYamlDocumentsTheStructDefaults) {
   EXPECT_EQ(loaded.sentinel.master_name_prefix, d.sentinel.master_name_prefix);
   EXPECT_EQ(loaded.shutdown_timeout_ms, d.shutdown_timeout_ms);
   EXPECT_EQ(loaded.log_level, d.log_level);
-  EXPECT_EQ(d.metrics_listen, "auto");
-  EXPECT_EQ(loaded.metrics_listen, "127.0.0.1:9121");  // auto: the listen port 6380 + 2741
+  EXPECT_EQ(loaded.metrics_listen, d.metrics_listen);
   EXPECT_EQ(loaded.slowlog_threshold_us, d.slowlog_threshold_us);
   EXPECT_EQ(loaded.slowlog_max_len, d.slowlog_max_len);
   EXPECT_EQ(loaded.auth.password, d.auth.password);

@@ -26,7 +26,7 @@ std::vector<ConfigError> parseFlags(std::initializer_list<const char*> args, Com
 
 TEST(ObservabilityConfigTest, DefaultsServeMetricsOnLoopback) {
   const Config c;
-  EXPECT_EQ(c.metrics_listen, "auto");
+  EXPECT_EQ(c.metrics_listen, "127.0.0.1:9121");
   EXPECT_EQ(c.ready_quorum_percent, 100u);
   EXPECT_EQ(c.slowlog_threshold_us, 10000u);
   EXPECT_EQ(c.slowlog_max_len, 128u);
@@ -92,26 +92,6 @@ TEST(ObservabilityConfigTest, FlagOverridesTheFileAndOffDisables) {
   errors = buildConfig(cl, &c);
   ASSERT_TRUE(errors.empty()) << dump(errors);
   EXPECT_EQ(c.metrics_listen, "");
-}
-
-// Two proxies on one host never collide by default: the metrics port follows the listen port.
-TEST(ObservabilityConfigTest, AutoMetricsPortFollowsTheListenPort) {
-  CommandLine cl;
-  Config c;
-  ASSERT_TRUE(parseFlags({"--shards", "127.0.0.1:7001"}, &cl).empty());
-  ASSERT_TRUE(buildConfig(cl, &c).empty());
-  EXPECT_EQ(c.metrics_listen, "127.0.0.1:9121");
-  ASSERT_TRUE(parseFlags({"--shards", "127.0.0.1:7001", "--port", "6381"}, &cl).empty());
-  ASSERT_TRUE(buildConfig(cl, &c).empty());
-  EXPECT_EQ(c.metrics_listen, "127.0.0.1:9122");
-  ASSERT_TRUE(parseFlags({"--shards", "127.0.0.1:7001", "--port", "65000"}, &cl).empty());
-  ASSERT_TRUE(buildConfig(cl, &c).empty());
-  EXPECT_EQ(c.metrics_listen, "");
-  ASSERT_EQ(c.load_notes.size(), 1u);
-  EXPECT_NE(c.load_notes[0].find("passes 65535"), std::string::npos);
-  auto errors = loadAndValidateYaml(std::string(kShards) + "listen: {port: 7000}\n", &c);
-  ASSERT_TRUE(errors.empty()) << dump(errors);
-  EXPECT_EQ(c.metrics_listen, "127.0.0.1:9741");
 }
 
 TEST(ObservabilityConfigTest, BadFlagValueIsAnError) {
