@@ -216,17 +216,23 @@ int main(int argc, char** argv) {
                          [&context, page] { return page(sp::net::liveness(*context)); });
   metrics_server.addPage("/readyz",
                          [&context, page] { return page(sp::net::readiness(*context)); });
+  // Workers first, so that /healthz answers 200 from its first request.
+  for (auto& w : pool) {
+    w->startThread();
+  }
   if (!config->metrics_listen.empty()) {
     std::string error;
     if (!metrics_server.start(config->metrics_listen, collector, &error)) {
       std::fprintf(stderr, "shardproxy: %s\n", error.c_str());
+      for (auto& w : pool) {
+        w->requestStop();
+      }
+      for (auto& w : pool) {
+        w->join();
+      }
       return 1;
     }
     context->metrics_port = metrics_server.port();
-  }
-
-  for (auto& w : pool) {
-    w->startThread();
   }
   sp::net::KeyspacePoller keyspace(
       context->keyspace, [&context] { return context->topology(); }, kKeyspaceRefresh);

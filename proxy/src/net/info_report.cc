@@ -368,7 +368,7 @@ std::string infoReport(const ProxyContext& context, std::string_view sections, b
     line(out, "io_threads_active", std::string("0"));
     line(out, "workers", static_cast<uint64_t>(context.workers.size()));
     line(out, "cluster_enabled", std::string("0"));
-    line(out, "metrics_port", static_cast<uint64_t>(context.metrics_port));
+    line(out, "metrics_port", static_cast<uint64_t>(context.metrics_port.load()));
     line(out, "metrics_compiled", static_cast<uint64_t>(metrics::kMetricsEnabled ? 1 : 0));
   }
   if (section(kClients, "Clients")) {

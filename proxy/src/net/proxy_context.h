@@ -69,8 +69,8 @@ struct ProxyContext {
   std::vector<Worker*> workers;  // fixed once the workers start
   uint64_t start_time_unix = 0;
   uint16_t bound_port = 0;
-  uint16_t metrics_port = 0;  // 0: no metrics endpoint
-  std::string config_file;    // --config, "" when run from flags alone
+  std::atomic<uint16_t> metrics_port{0};  // 0: no metrics endpoint; set once workers run
+  std::string config_file;                // --config, "" when run from flags alone
   std::atomic<uint64_t> next_client_id{1};
   std::atomic<uint64_t> clients_open{0};
   // limits.max_clients as the open-files limit allows it (net/fd_budget.h), set by main at

@@ -151,6 +151,7 @@ void Worker::applyLimits() {
 
 void Worker::startThread() {
   thread_ = std::thread([this] { run(); });
+  heartbeat_ms_.wait(0, std::memory_order_acquire);
 }
 
 void Worker::join() {
@@ -314,7 +315,9 @@ void Worker::run() {
                 [](uv_async_t* a) { static_cast<Worker*>(a->data)->onStopRequested(); });
   stop_async_.data = this;
   forEachBackend([](backend::BackendConn& conn) { conn.start(); });
-  heartbeat_ms_.store(uv_now(&loop_), std::memory_order_relaxed);
+  // Non-zero from here on: startThread waits for the first beat.
+  heartbeat_ms_.store(std::max<uint64_t>(uv_now(&loop_), 1), std::memory_order_release);
+  heartbeat_ms_.notify_all();
   uv_run(&loop_, UV_RUN_DEFAULT);
   spdlog::debug("worker {}: stopped", index_);
 }

@@ -45,6 +45,8 @@ class Worker {
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
+  // Starts the worker's thread and returns once its loop is about to turn: from then on the
+  // worker counts as live (/healthz) and serves the connections its listener queued.
   void startThread();
   void join();
   // Thread-safe: stop accepting, finish in-flight requests (up to shutdown_timeout_ms), exit.
