@@ -18,6 +18,7 @@
 #include "config/loader.h"
 #include "config/topology_builder.h"
 #include "config/twemproxy_config.h"
+#include "config/value_parser.h"
 #include "core/allocator.h"
 #include "core/log.h"
 #include "core/log_sink.h"
@@ -59,6 +60,50 @@ bool writePidfile(const std::string& path, std::string* error) {
     *error = "--pidfile " + path + ": cannot write it";
     return false;
   }
+  return true;
+}
+
+// Ports tried after the default metrics port when it is taken, so that a second proxy on a host
+// starts with its own endpoint instead of failing.
+constexpr int kMetricsFallbackPorts = 10;
+
+// Starts the metrics endpoint on metrics.listen; *address is where it listens ("" when it does
+// not). A metrics.listen that was given must be free (false with *error); the default, when
+// taken, moves to the next free port of kMetricsFallbackPorts, or the proxy runs without one.
+bool startMetrics(sp::metrics::MetricsServer& server, const sp::config::Config& config,
+                  const std::shared_ptr<prometheus::Collectable>& collector, std::string* address,
+                  std::string* error) {
+  if (config.metrics_listen.empty()) {
+    address->clear();
+    return true;
+  }
+  if (server.start(config.metrics_listen, collector, error)) {
+    *address = config.metrics_listen;
+    return true;
+  }
+  if (config.metrics_listen_given) {
+    return false;
+  }
+  std::string host;
+  uint16_t port = 0;
+  std::string ignored;
+  sp::config::parseHostPort(config.metrics_listen, &host, &port, &ignored);
+  for (int i = 1; i <= kMetricsFallbackPorts && port + i <= 65535; ++i) {
+    const std::string next = sp::config::formatHostPort(host, static_cast<uint16_t>(port + i));
+    if (server.start(next, collector, &ignored)) {
+      spdlog::warn(
+          "metrics: {} is in use (another shardproxy?); serving /metrics on {} instead; "
+          "set metrics.listen or --metrics-listen to choose",
+          config.metrics_listen, next);
+      *address = next;
+      return true;
+    }
+  }
+  spdlog::warn(
+      "metrics: {} and the {} ports after it are in use; running without a metrics "
+      "endpoint; set metrics.listen or --metrics-listen to choose one",
+      config.metrics_listen, kMetricsFallbackPorts);
+  address->clear();
   return true;
 }
 
@@ -220,20 +265,19 @@ int main(int argc, char** argv) {
   for (auto& w : pool) {
     w->startThread();
   }
-  if (!config->metrics_listen.empty()) {
-    std::string error;
-    if (!metrics_server.start(config->metrics_listen, collector, &error)) {
-      std::fprintf(stderr, "shardproxy: %s\n", error.c_str());
-      for (auto& w : pool) {
-        w->requestStop();
-      }
-      for (auto& w : pool) {
-        w->join();
-      }
-      return 1;
+  std::string metrics_address;
+  std::string metrics_error;
+  if (!startMetrics(metrics_server, *config, collector, &metrics_address, &metrics_error)) {
+    std::fprintf(stderr, "shardproxy: %s\n", metrics_error.c_str());
+    for (auto& w : pool) {
+      w->requestStop();
     }
-    context->metrics_port = metrics_server.port();
+    for (auto& w : pool) {
+      w->join();
+    }
+    return 1;
   }
+  context->metrics_port = metrics_server.port();
   sp::net::KeyspacePoller keyspace(
       context->keyspace, [&context] { return context->topology(); }, kKeyspaceRefresh);
   keyspace.start();
@@ -244,9 +288,8 @@ int main(int argc, char** argv) {
                SHARDPROXY_VERSION, config->listen_host, port, workers, workers == 1 ? "" : "s",
                topology->shardCount(), topology->shardCount() == 1 ? "" : "s",
                topology->placementSummary(),
-               config->metrics_listen.empty()
-                   ? std::string(", no metrics endpoint")
-                   : ", metrics on http://" + config->metrics_listen + "/metrics");
+               metrics_address.empty() ? std::string(", no metrics endpoint")
+                                       : ", metrics on http://" + metrics_address + "/metrics");
 
   // systemd (Type=notify): ready now; with WatchdogSec=, a keep-alive every half period while
   // every worker's loop turns, so the wait for a signal has a timeout.

@@ -135,6 +135,9 @@ struct Config {
   std::string log_file;            // log.file: append log lines here ("" = stderr); SIGUSR1 reopens
   std::string pidfile;             // pidfile: the process id is written here while it runs
   std::string metrics_listen = "127.0.0.1:9121";  // metrics.listen: host:port of /metrics; "" = off
+  // Whether metrics.listen (or --metrics-listen) was given: the default alone may move to a free
+  // port nearby when another process (another shardproxy) holds it.
+  bool metrics_listen_given = false;
   // metrics.ready_quorum: the percentage of shards that must have a healthy connection in every
   // worker for /readyz to answer 200 (0: ready as soon as the workers run).
   uint32_t ready_quorum_percent = 100;

@@ -128,6 +128,7 @@ std::vector<ConfigError> buildConfig(const CommandLine& cmdline, Config* out) {
   }
   if (!cmdline.metrics_listen.empty()) {
     out->metrics_listen = cmdline.metrics_listen == "off" ? "" : cmdline.metrics_listen;
+    out->metrics_listen_given = true;
   }
 
   if (!fatal) {

@@ -306,6 +306,7 @@ class YamlReader {
                [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
                  if (key == "listen") {
                    readString(value, key_path, &out->metrics_listen);
+                   out->metrics_listen_given = true;
                    return;
                  }
                  uint64_t percent = out->ready_quorum_percent;
