@@ -1,4 +1,4 @@
-// fork/exec with a CLOEXEC pipe that reports exec failures, and stopping by PID.
+// fork/exec with a CLOEXEC pipe that reports pinning and exec failures, and stopping by PID.
 #include "child_process.h"
 
 #include <fcntl.h>
@@ -18,8 +18,21 @@
 
 namespace sp::bench {
 
+namespace {
+
+// What the child writes into the CLOEXEC pipe when it fails before or at exec.
+struct ChildFailure {
+  int stage;  // kPinFailed or kExecFailed
+  int error;  // errno
+};
+constexpr int kPinFailed = 1;
+constexpr int kExecFailed = 2;
+
+}  // namespace
+
 std::unique_ptr<ChildProcess> ChildProcess::start(const std::vector<std::string>& argv,
-                                                  const std::string& log_path, std::string* error) {
+                                                  const std::string& log_path, std::string* error,
+                                                  const CpuList& cpus) {
   if (argv.empty()) {
     *error = "empty command";
     return nullptr;
@@ -40,6 +53,7 @@ std::unique_ptr<ChildProcess> ChildProcess::start(const std::vector<std::string>
     args.push_back(const_cast<char*>(a.c_str()));
   }
   args.push_back(nullptr);
+  const cpu_set_t cpu_set = cpuSetOf(cpus);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -75,23 +89,31 @@ std::unique_ptr<ChildProcess> ChildProcess::start(const std::vector<std::string>
     }
     ::dup2(log_fd, 1);
     ::dup2(log_fd, 2);
+    if (!cpus.empty() && ::sched_setaffinity(0, sizeof(cpu_set), &cpu_set) != 0) {
+      const ChildFailure f{kPinFailed, errno};
+      (void)!::write(pipe_fds[1], &f, sizeof(f));
+      ::_exit(127);
+    }
     ::execv(args[0], args.data());
-    const int e = errno;
-    (void)!::write(pipe_fds[1], &e, sizeof(e));
+    const ChildFailure f{kExecFailed, errno};
+    (void)!::write(pipe_fds[1], &f, sizeof(f));
     ::_exit(127);
   }
   ::close(log_fd);
   ::close(pipe_fds[1]);
-  int child_errno = 0;
+  ChildFailure failure{};
   ssize_t got;
   do {
-    got = ::read(pipe_fds[0], &child_errno, sizeof(child_errno));
+    got = ::read(pipe_fds[0], &failure, sizeof(failure));
   } while (got < 0 && errno == EINTR);
   ::close(pipe_fds[0]);
-  if (got == static_cast<ssize_t>(sizeof(child_errno))) {
+  if (got == static_cast<ssize_t>(sizeof(failure))) {
     int status = 0;
     ::waitpid(pid, &status, 0);
-    *error = "cannot execute " + argv[0] + ": " + std::strerror(child_errno);
+    *error = failure.stage == kPinFailed
+                 ? "cannot pin " + argv[0] + " to " + describeCpus(cpus) + ": " +
+                       std::strerror(failure.error)
+                 : "cannot execute " + argv[0] + ": " + std::strerror(failure.error);
     return nullptr;
   }
   registerChild(pid);

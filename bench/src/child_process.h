@@ -1,7 +1,9 @@
 // ChildProcess: a server that matrix and scenario runs start themselves (redis-server,
 // shardproxy, nutcracker). It is started with execv, its output appended to a log file, its
 // open-file limit raised to the hard limit, and it dies with shardbench (PR_SET_PDEATHSIG) even
-// when shardbench is killed; Ctrl-C reaches it through the interrupt table. Stopped by PID only.
+// when shardbench is killed; Ctrl-C reaches it through the interrupt table. It may be pinned to
+// CPUs (sched_setaffinity before exec); otherwise it runs where shardbench's main thread may.
+// Stopped by PID only.
 #pragma once
 
 #include <sys/types.h>
@@ -11,14 +13,18 @@
 #include <string>
 #include <vector>
 
+#include "cpu_list.h"
+
 namespace sp::bench {
 
 class ChildProcess {
  public:
-  // Starts argv[0] (a path; not searched in PATH). Null with a message in *error when it cannot
-  // be executed (missing file, not executable): exec failures are reported synchronously.
+  // Starts argv[0] (a path; not searched in PATH), pinned to `cpus` unless that is empty. Null
+  // with a message in *error when it cannot be executed (missing file, not executable) or
+  // pinned: those failures are reported synchronously.
   static std::unique_ptr<ChildProcess> start(const std::vector<std::string>& argv,
-                                             const std::string& log_path, std::string* error);
+                                             const std::string& log_path, std::string* error,
+                                             const CpuList& cpus = {});
   ~ChildProcess();  // stop()
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;

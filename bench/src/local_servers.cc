@@ -256,7 +256,8 @@ std::string defaultProxyBinary() {
 }
 
 std::unique_ptr<LocalServer> startRedis(const std::string& binary, const std::string& name,
-                                        const std::string& log_dir, std::string* error) {
+                                        const std::string& log_dir, std::string* error,
+                                        const CpuList& cpus) {
   std::string why;
   for (int attempt = 0; attempt < 3; ++attempt) {
     Endpoint ep;
@@ -282,7 +283,7 @@ std::unique_ptr<LocalServer> startRedis(const std::string& binary, const std::st
                                            "100000",
                                            "--loglevel",
                                            "warning"};
-    auto process = ChildProcess::start(argv, log_dir + "/" + name + ".log", error);
+    auto process = ChildProcess::start(argv, log_dir + "/" + name + ".log", error, cpus);
     if (process == nullptr) {
       return nullptr;
     }
@@ -299,7 +300,8 @@ std::unique_ptr<LocalServer> startRedis(const std::string& binary, const std::st
 std::unique_ptr<LocalServer> startProxy(const std::string& binary, const std::string& name,
                                         const std::vector<Endpoint>& shards, int workers,
                                         const std::vector<std::string>& extra_args,
-                                        const std::string& log_dir, std::string* error) {
+                                        const std::string& log_dir, std::string* error,
+                                        const CpuList& cpus) {
   std::string list;
   for (const auto& s : shards) {
     if (!list.empty()) {
@@ -319,7 +321,7 @@ std::unique_ptr<LocalServer> startProxy(const std::string& binary, const std::st
                                    "--shards",
                                    list};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
-  auto process = ChildProcess::start(argv, log_dir + "/" + name + ".log", error);
+  auto process = ChildProcess::start(argv, log_dir + "/" + name + ".log", error, cpus);
   if (process == nullptr) {
     *error = "shardproxy " + name + " failed to start: " + *error;
     return nullptr;
@@ -336,7 +338,8 @@ std::unique_ptr<LocalServer> startProxy(const std::string& binary, const std::st
 
 std::unique_ptr<LocalServer> startTwemproxy(const std::string& binary, const std::string& name,
                                             const std::vector<Endpoint>& shards,
-                                            const std::string& log_dir, std::string* error) {
+                                            const std::string& log_dir, std::string* error,
+                                            const CpuList& cpus) {
   Endpoint ep;
   ep.port = freeLoopbackPort();
   const uint16_t stats_port = freeLoopbackPort();
@@ -365,7 +368,7 @@ std::unique_ptr<LocalServer> startTwemproxy(const std::string& binary, const std
                                          std::to_string(stats_port),
                                          "-o",
                                          log_dir + "/" + name + ".log"};
-  auto process = ChildProcess::start(argv, log_dir + "/" + name + ".out", error);
+  auto process = ChildProcess::start(argv, log_dir + "/" + name + ".out", error, cpus);
   if (process == nullptr) {
     *error = "twemproxy " + name + " failed to start: " + *error;
     return nullptr;

@@ -67,22 +67,26 @@ struct ServerBinaries {
 // the same folder, for an installed pair); "" when neither exists.
 std::string defaultProxyBinary();
 
-// A redis-server with no persistence on a free port, logging to <log_dir>/<name>.log.
+// A redis-server with no persistence on a free port, logging to <log_dir>/<name>.log. Each
+// start function pins its server to `cpus` unless that is empty.
 std::unique_ptr<LocalServer> startRedis(const std::string& binary, const std::string& name,
-                                        const std::string& log_dir, std::string* error);
+                                        const std::string& log_dir, std::string* error,
+                                        const CpuList& cpus = {});
 
 // shardproxy --workers N --shards LIST on a free port. Ready once PING answers and GETs of 200
 // spread keys all get replies (every shard connection is up). `extra_args` are passed through.
 std::unique_ptr<LocalServer> startProxy(const std::string& binary, const std::string& name,
                                         const std::vector<Endpoint>& shards, int workers,
                                         const std::vector<std::string>& extra_args,
-                                        const std::string& log_dir, std::string* error);
+                                        const std::string& log_dir, std::string* error,
+                                        const CpuList& cpus = {});
 
 // nutcracker over the same shards: redis protocol, crc16 over the {hash tag}, modula
 // distribution, one connection per shard, no ejection.
 std::unique_ptr<LocalServer> startTwemproxy(const std::string& binary, const std::string& name,
                                             const std::vector<Endpoint>& shards,
-                                            const std::string& log_dir, std::string* error);
+                                            const std::string& log_dir, std::string* error,
+                                            const CpuList& cpus = {});
 
 // "NAME logged N warning or error line(s) (logs/NAME.log); the first: ..." when the log of the
 // server NAME in log_dir has lines that report a warning or an error ("[warning]", "[error]",

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_list.h"
 #include "key_generator.h"
 
 namespace sp::bench {
@@ -46,6 +47,7 @@ struct Options {
   uint32_t pipeline = 1;
   double rate = 0;                  // total requests/s; 0: as fast as possible
   uint64_t reconnect_interval = 0;  // reconnect every N requests per connection; 0: keep alive
+  CpuList client_cpus;  // matrix and scenario --client-cpus: the client threads run only there
 
   // Workload.
   WorkloadMode mode = WorkloadMode::kRatio;

@@ -288,9 +288,15 @@ PhaseOutcome Runner::runPhase(const Phase& phase) {
     const double rate = o_.rate * conns / static_cast<double>(c);
     threads.push_back(std::make_unique<BenchThread>(ctx, t, slot - conns, conns, rate, budgets));
   }
+  // --client-cpus (matrix, scenario): each client thread pins itself; the orchestrating thread
+  // stays unpinned, so the servers it starts do not inherit the client's CPUs.
+  std::vector<std::string> pin_errors(threads.size());
   std::vector<std::thread> workers;
-  for (auto& t : threads) {
-    workers.emplace_back([p = t.get()] { p->run(); });
+  for (size_t i = 0; i < threads.size(); ++i) {
+    workers.emplace_back([this, p = threads[i].get(), pin_error = &pin_errors[i]] {
+      pinCurrentThread(o_.client_cpus, pin_error);  // a failure fails the phase after it ran
+      p->run();
+    });
   }
 
   PhaseOutcome po;
@@ -327,6 +333,11 @@ PhaseOutcome Runner::runPhase(const Phase& phase) {
   }
   for (auto& w : workers) {
     w.join();
+  }
+  for (const auto& e : pin_errors) {
+    if (!e.empty() && po.error.empty()) {
+      po.error = "client thread: " + e;
+    }
   }
   if (tty_) {
     std::fprintf(stderr, "\r\x1b[K");

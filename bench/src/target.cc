@@ -4,6 +4,17 @@
 #include "machine_info.h"
 
 namespace sp::bench {
+namespace {
+
+int defaultWorkers(const DeploymentSpec& spec) {
+  if (spec.workers > 0) {
+    return spec.workers;
+  }
+  return spec.proxy_cpus.empty() ? static_cast<int>(onlineCpus())
+                                 : static_cast<int>(spec.proxy_cpus.size());
+}
+
+}  // namespace
 
 bool parseTargetSpec(std::string_view text, Target* out, std::string* error) {
   Target t;
@@ -38,8 +49,8 @@ std::vector<std::string> defaultProxyArgs(const std::string& binary) {
 bool LocalDeployment::start(const DeploymentSpec& spec, std::string* error) {
   spec_ = spec;
   for (int i = 0; i < spec.shards; ++i) {
-    auto s =
-        startRedis(spec.binaries.redis_server, "shard" + std::to_string(i), spec.log_dir, error);
+    auto s = startRedis(spec.binaries.redis_server, "shard" + std::to_string(i), spec.log_dir,
+                        error, spec.shard_cpus);
     if (s == nullptr) {
       stop();
       return false;
@@ -52,17 +63,18 @@ bool LocalDeployment::start(const DeploymentSpec& spec, std::string* error) {
     stop();
     return false;
   }
-  const int workers = spec.workers > 0 ? spec.workers : static_cast<int>(onlineCpus());
+  const int workers = defaultWorkers(spec);
   std::vector<std::string> args = defaultProxyArgs(spec.binaries.shardproxy);
   args.insert(args.end(), spec.proxy_args.begin(), spec.proxy_args.end());
   proxy_ = startProxy(spec.binaries.shardproxy, "shardproxy", shards, workers, args, spec.log_dir,
-                      error);
+                      error, spec.proxy_cpus);
   if (proxy_ == nullptr) {
     stop();
     return false;
   }
   if (spec.twemproxy) {
-    twemproxy_ = startTwemproxy(spec.binaries.nutcracker, "twemproxy", shards, spec.log_dir, error);
+    twemproxy_ = startTwemproxy(spec.binaries.nutcracker, "twemproxy", shards, spec.log_dir, error,
+                                spec.proxy_cpus);
     if (twemproxy_ == nullptr) {
       stop();
       return false;
@@ -115,7 +127,7 @@ std::vector<Endpoint> LocalDeployment::shardEndpoints() const {
 }
 
 std::string LocalDeployment::description() const {
-  const int workers = spec_.workers > 0 ? spec_.workers : static_cast<int>(onlineCpus());
+  const int workers = defaultWorkers(spec_);
   std::string text = std::to_string(spec_.shards) + " local redis-server shards (" +
                      versionOf(spec_.binaries.redis_server) + "); shardproxy --workers " +
                      std::to_string(workers) + " (" + spec_.binaries.shardproxy + ")";

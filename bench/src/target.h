@@ -29,12 +29,14 @@ bool parseTargetSpec(std::string_view text, Target* out, std::string* error);
 
 struct DeploymentSpec {
   int shards = 4;
-  int workers = 0;  // 0: one per CPU
+  int workers = 0;  // 0: one per CPU (of proxy_cpus when given)
   ServerBinaries binaries;
   std::vector<std::string> proxy_args;
   bool twemproxy = false;  // add "twemproxy" over the same shards
   bool direct = false;     // add "redis-server" (the first shard on its own)
   std::string log_dir;
+  CpuList proxy_cpus;  // shardproxy and twemproxy; empty: unpinned
+  CpuList shard_cpus;  // the redis-server shards; empty: unpinned
 };
 
 // shardproxy flags this build understands that keep parallel proxies from colliding: the
