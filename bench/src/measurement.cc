@@ -1,7 +1,5 @@
-// Row summaries, metric lookup and the median over repetitions.
+// Row summaries, metric lookup and the median and spread over repetitions.
 #include "measurement.h"
-
-#include <algorithm>
 
 namespace sp::bench {
 
@@ -123,18 +121,19 @@ std::optional<double> metricValue(const Measurement& m, std::string_view row, Me
 
 std::optional<double> medianValue(const std::vector<const Measurement*>& reps, std::string_view row,
                                   Metric metric) {
+  const auto s = spreadValue(reps, row, metric);
+  return s ? std::optional<double>(s->median) : std::nullopt;
+}
+
+std::optional<Spread> spreadValue(const std::vector<const Measurement*>& reps, std::string_view row,
+                                  Metric metric) {
   std::vector<double> values;
   for (const Measurement* m : reps) {
     if (auto v = metricValue(*m, row, metric)) {
       values.push_back(*v);
     }
   }
-  if (values.empty()) {
-    return std::nullopt;
-  }
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  return spreadOf(std::move(values));
 }
 
 }  // namespace sp::bench

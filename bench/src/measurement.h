@@ -2,7 +2,7 @@
 // target in one repetition: the rows of its shardbench runs boiled down to numbers, the
 // per-point readings (proxy RSS, INFO connected_clients, shard memory), its status, and the raw
 // run records for the result directory. Tables read values out of it by row name and metric;
-// repetitions are combined by the median.
+// repetitions are combined by the median and shown with their min–max range (spread.h).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +13,7 @@
 
 #include "metric.h"
 #include "result_json.h"
+#include "spread.h"
 
 namespace sp::bench {
 
@@ -63,6 +64,10 @@ std::optional<double> metricValue(const Measurement& m, std::string_view row, Me
 
 // The median over the repetitions that succeeded; nullopt when none has the value.
 std::optional<double> medianValue(const std::vector<const Measurement*>& reps, std::string_view row,
+                                  Metric metric);
+
+// Every successful repetition's value with their median and min–max; nullopt when none has it.
+std::optional<Spread> spreadValue(const std::vector<const Measurement*>& reps, std::string_view row,
                                   Metric metric);
 
 }  // namespace sp::bench

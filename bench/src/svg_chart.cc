@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 namespace sp::bench {
@@ -46,12 +47,38 @@ double niceStep(double max, int target) {
   return nice * mag;
 }
 
+// The range drawn for value i of a series: present, finite and wider than a point.
+std::optional<ValueRange> drawnRange(const ChartSeries& s, size_t i) {
+  if (i >= s.ranges.size() || !s.ranges[i] || i >= s.values.size() || !s.values[i]) {
+    return std::nullopt;
+  }
+  const ValueRange r = *s.ranges[i];
+  if (!std::isfinite(r.min) || !std::isfinite(r.max) || !(r.min < r.max)) {
+    return std::nullopt;
+  }
+  return r;
+}
+
+bool anyRange(const std::vector<ChartSeries>& series) {
+  for (const auto& s : series) {
+    for (size_t i = 0; i < s.values.size(); ++i) {
+      if (drawnRange(s, i)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 double seriesMax(const ChartData& d) {
   double m = 0;
   for (const auto& s : d.series) {
-    for (const auto& v : s.values) {
-      if (v && std::isfinite(*v)) {
-        m = std::max(m, *v);
+    for (size_t i = 0; i < s.values.size(); ++i) {
+      if (s.values[i] && std::isfinite(*s.values[i])) {
+        m = std::max(m, *s.values[i]);
+      }
+      if (const auto r = drawnRange(s, i)) {
+        m = std::max(m, r->max);
       }
     }
   }
@@ -89,18 +116,41 @@ bool anyReference(const std::vector<ChartSeries>& series) {
   });
 }
 
-// The subtitle as drawn: the caller's, plus what the dashed series are when there are any.
+// The subtitle as drawn: the caller's, plus what the whiskers and the dashed series are when
+// there are any.
 std::string drawnSubtitle(const ChartData& d) {
-  if (!anyReference(d.series)) {
-    return d.subtitle;
+  std::string text = d.subtitle;
+  if (anyRange(d.series)) {
+    text += std::string(text.empty() ? "" : "; ") + kRangeCaption;
   }
-  std::string text = d.subtitle.empty() ? "" : d.subtitle + "; ";
+  if (!anyReference(d.series)) {
+    return text;
+  }
+  text += text.empty() ? "" : "; ";
   text += "dashed: ";
   text += kPublishedCaption;
   if (!d.published_source.empty()) {
     text += " (" + d.published_source + ")";
   }
   return text;
+}
+
+// A vertical whisker from min to max with caps, titled with the range.
+std::string whisker(double x, double y_min, double y_max, const std::string& color,
+                    const std::string& title) {
+  std::string out = "<g class=\"range\" stroke=\"" + color + "\" stroke-width=\"1.5\"><title>" +
+                    xmlEscape(title) + "</title>";
+  out += "<line x1=\"" + fmt(x) + "\" y1=\"" + fmt(y_min) + "\" x2=\"" + fmt(x) + "\" y2=\"" +
+         fmt(y_max) + "\"/>";
+  for (double y : {y_min, y_max}) {
+    out += "<line x1=\"" + fmt(x - 4) + "\" y1=\"" + fmt(y) + "\" x2=\"" + fmt(x + 4) + "\" y2=\"" +
+           fmt(y) + "\"/>";
+  }
+  return out + "</g>\n";
+}
+
+std::string rangeText(const ValueRange& r) {
+  return "min\u2013max " + shortNumber(r.min) + "\u2013" + shortNumber(r.max);
 }
 
 struct Frame {
@@ -118,6 +168,23 @@ size_t subtitleWidth(const Frame& f) {
   return static_cast<size_t>(std::max(20.0, (f.width - f.left - 16) / 6.4));
 }
 
+// The subtitle's lines: each '\n'-separated part wrapped at spaces to `width` characters.
+std::vector<std::string> subtitleLines(const std::string& subtitle, size_t width) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= subtitle.size()) {
+    size_t nl = subtitle.find('\n', start);
+    if (nl == std::string::npos) {
+      nl = subtitle.size();
+    }
+    for (auto& line : wrapLabel(subtitle.substr(start, nl - start), width)) {
+      out.push_back(std::move(line));
+    }
+    start = nl + 1;
+  }
+  return out;
+}
+
 std::string header(const Frame& f, const std::string& title, const std::string& subtitle) {
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" + fmt(f.width) +
@@ -129,7 +196,7 @@ std::string header(const Frame& f, const std::string& title, const std::string& 
          "fill=\"#222\">" + xmlEscape(title) + "</text>\n";
   // About 6.4 px per character at 12 px; a subtitle wider than the chart wraps at spaces.
   const auto lines =
-      subtitle.empty() ? std::vector<std::string>{} : wrapLabel(subtitle, subtitleWidth(f));
+      subtitle.empty() ? std::vector<std::string>{} : subtitleLines(subtitle, subtitleWidth(f));
   for (size_t l = 0; l < lines.size(); ++l) {
     out += "<text x=\"" + fmt(f.left) + "\" y=\"" + fmt(46 + 15 * static_cast<double>(l)) +
            "\" font-size=\"12\" fill=\"#555\">" + xmlEscape(lines[l]) + "</text>\n";
@@ -140,7 +207,7 @@ std::string header(const Frame& f, const std::string& title, const std::string& 
 // A line or bar chart's frame, made taller (plot unchanged) for each extra subtitle line.
 Frame chartFrame(const std::string& subtitle) {
   Frame f;
-  const size_t lines = subtitle.empty() ? 1 : wrapLabel(subtitle, subtitleWidth(f)).size();
+  const size_t lines = subtitle.empty() ? 1 : subtitleLines(subtitle, subtitleWidth(f)).size();
   const double extra = 15 * static_cast<double>(std::max<size_t>(lines, 1) - 1);
   f.top += extra;
   f.height += extra;
@@ -360,6 +427,13 @@ std::string lineChartSvg(const ChartData& d) {
             (series.reference ? "2" : "3.5") + "\" fill=\"" + color + "\"><title>" +
             xmlEscape(series.name + " @ " + d.x_labels[i] + ": " + shortNumber(*series.values[i])) +
             "</title></circle>\n";
+        if (const auto r = drawnRange(series, i)) {
+          // Side by side, so the whiskers of series that meet at one x stay apart.
+          const double dx = (static_cast<double>(s) - (d.series.size() - 1) / 2.0) * 5;
+          out += whisker(xs[i] + dx, f.top + f.plotH() * (1 - r->min / top),
+                         f.top + f.plotH() * (1 - r->max / top), color,
+                         series.name + " @ " + d.x_labels[i] + ": " + rangeText(*r));
+        }
       }
       flush();
     }
@@ -400,8 +474,16 @@ std::string barChartSvg(const ChartData& d) {
              (series.reference ? kReferenceBar : "") + "><title>" +
              xmlEscape(series.name + " / " + d.x_labels[i] + ": " + shortNumber(v)) +
              "</title></rect>\n";
+      const auto r = drawnRange(series, i);
+      if (r) {
+        out += whisker(x + bar / 2, f.top + f.plotH() * (1 - r->min / top),
+                       f.top + f.plotH() * (1 - r->max / top), "#222222",
+                       series.name + " / " + d.x_labels[i] + ": " + rangeText(*r));
+      }
       if (labels) {
-        out += "<text x=\"" + fmt(x + bar / 2) + "\" y=\"" + fmt(y - 3) +
+        // Above the whisker's top when there is one.
+        const double label_y = r ? std::min(y, f.top + f.plotH() * (1 - r->max / top)) : y;
+        out += "<text x=\"" + fmt(x + bar / 2) + "\" y=\"" + fmt(label_y - 3) +
                "\" font-size=\"9\" text-anchor=\"middle\" fill=\"#333\">" + shortNumber(v) +
                "</text>\n";
       }
@@ -416,15 +498,21 @@ std::string heatMapSvg(const HeatMapData& d) {
   const double cell_w = 110;
   const double cell_h = 56;
   const double left = 120;
-  const double top = 100;
   const double width = left + cell_w * d.cols.size() + 140;
-  const double height = top + cell_h * d.rows.size() + 70;
   Frame f;
   const double title_w = left + 10.5 * static_cast<double>(codePoints(d.title)) + 20;  // bold 17 px
-  const double subtitle_w = left + 6.4 * static_cast<double>(codePoints(d.subtitle)) + 20;
+  // The frame is as wide as the longest subtitle line; each line after the first ('\n' in the
+  // subtitle) moves the grid down.
+  double subtitle_w = 0;
+  const std::vector<std::string> parts = subtitleLines(d.subtitle, SIZE_MAX);
+  for (const auto& line : parts) {
+    subtitle_w = std::max(subtitle_w, left + 6.4 * static_cast<double>(codePoints(line)) + 20);
+  }
   f.width = std::max({width, 520.0, title_w, subtitle_w});
-  f.height = height;
   f.left = left;
+  const double top = 100 + 15 * static_cast<double>(std::max<size_t>(parts.size(), 1) - 1);
+  const double height = top + cell_h * d.rows.size() + 70;
+  f.height = height;
   std::string out = header(f, d.title, d.subtitle);
   double lo = INFINITY;
   double hi = -INFINITY;
@@ -467,6 +555,11 @@ std::string heatMapSvg(const HeatMapData& d) {
       if (r < d.notes.size() && c < d.notes[r].size()) {
         note = d.notes[r][c];
       }
+      std::optional<ValueRange> range;
+      if (r < d.ranges.size() && c < d.ranges[r].size() && d.ranges[r][c] &&
+          d.ranges[r][c]->min < d.ranges[r][c]->max) {
+        range = d.ranges[r][c];
+      }
       const bool has = v && std::isfinite(*v);
       const double t = has ? (hi > lo ? (*v - lo) / (hi - lo) : 1.0) : 0;
       const std::string fill = has ? viridis(t) : "#d9d9d9";
@@ -475,11 +568,22 @@ std::string heatMapSvg(const HeatMapData& d) {
              "\" stroke=\"#ffffff\" stroke-width=\"2\"/>\n";
       const std::string ink = has && t < 0.6 ? "#ffffff" : "#222222";
       const std::string text = has ? shortNumber(*v) : (note.empty() ? "—" : note);
-      out += "<text x=\"" + fmt(x + cell_w / 2) + "\" y=\"" + fmt(y + cell_h / 2 + 1) +
+      // The value, then (smaller) its range and the note; moved up to make room for the range.
+      const bool ranged = has && range.has_value();
+      double line_y = y + cell_h / 2 + (ranged ? -5 : 1);
+      out += "<text x=\"" + fmt(x + cell_w / 2) + "\" y=\"" + fmt(line_y) +
              "\" font-size=\"14\" font-weight=\"bold\" text-anchor=\"middle\" fill=\"" + ink +
              "\">" + xmlEscape(text) + "</text>\n";
+      if (ranged) {
+        line_y += 14;
+        out += "<text class=\"range\" x=\"" + fmt(x + cell_w / 2) + "\" y=\"" + fmt(line_y) +
+               "\" font-size=\"10\" text-anchor=\"middle\" fill=\"" + ink + "\">" +
+               xmlEscape(shortNumber(range->min) + "\u2013" + shortNumber(range->max)) +
+               "</text>\n";
+      }
       if (has && !note.empty()) {
-        out += "<text x=\"" + fmt(x + cell_w / 2) + "\" y=\"" + fmt(y + cell_h / 2 + 17) +
+        line_y += ranged ? 12 : 16;
+        out += "<text x=\"" + fmt(x + cell_w / 2) + "\" y=\"" + fmt(line_y) +
                "\" font-size=\"10\" text-anchor=\"middle\" fill=\"" + ink + "\">" +
                xmlEscape(note) + "</text>\n";
       }
@@ -499,6 +603,14 @@ std::string heatMapSvg(const HeatMapData& d) {
          shortNumber(lo) + "</text>\n";
   out += "<text x=\"" + fmt(lx) + "\" y=\"" + fmt(top + lh + 20) + "\" font-size=\"11\">" +
          xmlEscape(d.legend.empty() ? "scale from 0" : d.legend + ", scale from 0") + "</text>\n";
+  const bool any_range = std::any_of(d.ranges.begin(), d.ranges.end(), [](const auto& row) {
+    return std::any_of(row.begin(), row.end(), [](const auto& r) { return r && r->min < r->max; });
+  });
+  if (any_range) {
+    out +=
+        "<text x=\"" + fmt(left) + "\" y=\"" + fmt(top + cell_h * d.rows.size() + 22) +
+        "\" font-size=\"11\" fill=\"#555\">under a value: min\u2013max of the repetitions</text>\n";
+  }
   out += "</svg>\n";
   return out;
 }

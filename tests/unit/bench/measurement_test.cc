@@ -1,4 +1,4 @@
-// Measurements: metric lookup by row, per-point readings, failed runs and medians.
+// Measurements: metric lookup by row, per-point readings, failed runs, medians and spreads.
 #include "measurement.h"
 
 #include <gtest/gtest.h>
@@ -72,6 +72,22 @@ TEST(MeasurementTest, MedianOverRepetitions) {
   EXPECT_EQ(medianValue({&a, &failed}, "SET", Metric::kQps), 100);
   EXPECT_FALSE(medianValue({&failed}, "SET", Metric::kQps).has_value());
   EXPECT_FALSE(medianValue({}, "SET", Metric::kQps).has_value());
+}
+
+TEST(MeasurementTest, SpreadOverRepetitionsKeepsEverySuccessfulValue) {
+  const Measurement a = make(100, 0, 0);
+  const Measurement b = make(300, 0, 0);
+  const Measurement c = make(200, 0, 0);
+  Measurement failed = make(999, 0, 0);
+  failed.status = MeasureStatus::kFailed;
+  const auto s = spreadValue({&a, &failed, &b, &c}, "SET", Metric::kQps);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->values, (std::vector<double>{100, 300, 200}));
+  EXPECT_EQ(s->median, 200);
+  EXPECT_EQ(s->min, 100);
+  EXPECT_EQ(s->max, 300);
+  EXPECT_EQ(spreadValue({&a, &b}, "GET", Metric::kQps)->max, 600);
+  EXPECT_FALSE(spreadValue({&failed}, "SET", Metric::kQps).has_value());
 }
 
 }  // namespace

@@ -64,8 +64,8 @@ ChartData sample() {
   d.x_title = "Connections";
   d.y_title = "requests/s";
   d.x_labels = {"1", "8", "64"};
-  d.series.push_back({"ours", {100, std::nullopt, 300}, false});
-  d.series.push_back({"seed: \"1G\"", {150, 250, 350}, true});
+  d.series.push_back({"ours", {100, std::nullopt, 300}, false, {}});
+  d.series.push_back({"seed: \"1G\"", {150, 250, 350}, true, {}});
   return d;
 }
 

@@ -1,6 +1,7 @@
 // Charts claim only what they draw and render anywhere: the "dashed: published" caption appears
 // exactly when a dashed published series is drawn, the font stack names CJK fallbacks, labels wrap
-// at spaces and never inside a word, and heat maps colour from 0.
+// at spaces and never inside a word, heat maps colour from 0, and the min–max of repetitions is
+// drawn (whiskers, a line in a heat-map cell) and captioned only where there is one.
 #include "svg_chart.h"
 
 #include <gtest/gtest.h>
@@ -23,14 +24,14 @@ ChartData ours() {
   d.x_title = "Connections";
   d.y_title = "requests/s";
   d.x_labels = {"1", "8", "64"};
-  d.series.push_back({"redis (this machine)", {100, 200, 300}, false});
+  d.series.push_back({"redis (this machine)", {100, 200, 300}, false, {}});
   d.published_source = "001_seed.txt";
   return d;
 }
 
 ChartData withPublished() {
   ChartData d = ours();
-  d.series.push_back({"seed: Kuaijie 1G", {150, 250, 350}, true});
+  d.series.push_back({"seed: Kuaijie 1G", {150, 250, 350}, true, {}});
   return d;
 }
 
@@ -125,6 +126,45 @@ TEST(SvgChartTest, HeatMapScaleStartsAtZero) {
   EXPECT_NE(svg.find(">0</text>"), std::string::npos);  // the legend's low end
   // 90k of 100k is near the top of the scale, not its bottom colour (viridis' #440154).
   EXPECT_EQ(svg.find("fill=\"#440154\" stroke=\"#ffffff\""), std::string::npos);
+}
+
+TEST(SvgChartTest, RangesAreDrawnAsWhiskersAndCaptioned) {
+  for (bool bars : {false, true}) {
+    ChartData d = ours();
+    d.series[0].ranges = {ValueRange{90, 110}, std::nullopt, ValueRange{300, 300}};
+    const std::string svg = bars ? barChartSvg(d) : lineChartSvg(d);
+    EXPECT_EQ(count(svg, "<g class=\"range\""), 1u) << "a point range draws nothing\n" << svg;
+    EXPECT_NE(svg.find("whiskers: min\u2013max of the repetitions"), std::string::npos);
+    EXPECT_NE(svg.find("min\u2013max 90\u2013110</title>"), std::string::npos) << svg;
+    // No whisker, no caption.
+    const std::string plain = bars ? barChartSvg(ours()) : lineChartSvg(ours());
+    EXPECT_EQ(plain.find("whiskers"), std::string::npos);
+    EXPECT_EQ(plain.find("class=\"range\""), std::string::npos);
+  }
+}
+
+TEST(SvgChartTest, TheAxisMakesRoomForTheTopOfARange) {
+  ChartData d = ours();
+  d.series[0].ranges = {std::nullopt, std::nullopt, ValueRange{250, 900}};
+  const std::string svg = lineChartSvg(d);
+  EXPECT_NE(svg.find(">1000</text>"), std::string::npos) << svg;  // not 350
+}
+
+TEST(SvgChartTest, HeatMapCellsShowTheirRange) {
+  HeatMapData h;
+  h.title = "t";
+  h.rows = {"2 shards"};
+  h.cols = {"1", "2"};
+  h.values = {{100.0, 200.0}};
+  h.ranges = {{ValueRange{90, 110}, std::nullopt}};
+  h.notes = {{"\u2248 best", "best"}};
+  const std::string svg = heatMapSvg(h);
+  EXPECT_NE(svg.find(">90\u2013110</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">\u2248 best</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">best</text>"), std::string::npos);
+  EXPECT_NE(svg.find("under a value: min\u2013max of the repetitions"), std::string::npos);
+  h.ranges.clear();
+  EXPECT_EQ(heatMapSvg(h).find("min\u2013max"), std::string::npos);
 }
 
 }  // namespace
