@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "command_template.h"
+#include "cpu_budget.h"
 #include "interrupt.h"
 #include "machine_info.h"
 #include "matrix_report.h"
@@ -33,7 +34,10 @@ struct MatrixFlags {
   int key_space = 10000;
   int pipeline = 1;
   std::string tests = "set,get";
-  int repeat = 1;
+  int repeat = 0;  // 0: from the scale
+  CpuList proxy_cpus;
+  CpuList shard_cpus;
+  CpuList client_cpus;
   std::vector<std::pair<std::string, Endpoint>> proxies;  // "SxW" label (or "") -> address
   ServerBinaries binaries;
   std::vector<std::string> proxy_args;
@@ -171,6 +175,13 @@ bool parseFlags(const std::vector<std::string>& args, MatrixFlags* f, std::strin
         return false;
       }
       f->repeat = static_cast<int>(n);
+    } else if (name == "--proxy-cpus" || name == "--shard-cpus" || name == "--client-cpus") {
+      CpuList* cpus = name == "--proxy-cpus"   ? &f->proxy_cpus
+                      : name == "--shard-cpus" ? &f->shard_cpus
+                                               : &f->client_cpus;
+      if (!take() || !parseCpuFlag(name, value, allowedCpus(), cpus, error)) {
+        return false;
+      }
     } else if (name == "--proxy") {
       if (!take()) {
         return false;
@@ -213,6 +224,12 @@ bool parseFlags(const std::vector<std::string>& args, MatrixFlags* f, std::strin
       *error = "unknown flag '" + name + "' (see shardbench matrix --help)";
       return false;
     }
+  }
+  if (!f->proxies.empty() && (!f->proxy_cpus.empty() || !f->shard_cpus.empty())) {
+    *error =
+        "--proxy measures proxies that already run: --proxy-cpus and --shard-cpus pin only "
+        "servers shardbench starts (--client-cpus still applies)";
+    return false;
   }
   if (f->binaries.shardproxy.empty()) {
     f->binaries.shardproxy = defaultProxyBinary();
@@ -291,18 +308,13 @@ void reportCell(size_t done, size_t total, const MatrixCell& cell, const Measure
   }
 }
 
-// The few lines the terminal gets after the progress lines: how many cells ran, the best SET
-// and GET cells, and whether this was a measurement at all.
+// The few lines the terminal gets after the progress lines: how many cells ran, the CPU budget,
+// the best SET and GET cells (or which cells are within noise of them), and whether this was a
+// measurement at all.
 void printSummary(const MatrixRun& run) {
   size_t ok = 0;
   size_t failed = 0;
   size_t not_run = 0;
-  struct Best {
-    double qps = -1;
-    const MatrixCell* cell = nullptr;
-  };
-  Best best_set;
-  Best best_get;
   for (const auto& row : run.cells) {
     for (const auto& cell : row) {
       if (cell.reps.empty()) {
@@ -312,26 +324,21 @@ void printSummary(const MatrixRun& run) {
       const bool any_ok = std::any_of(cell.reps.begin(), cell.reps.end(),
                                       [](const auto& m) { return m.status == MeasureStatus::kOk; });
       ++(any_ok ? ok : failed);
-      std::vector<const Measurement*> reps;
-      for (const auto& m : cell.reps) {
-        reps.push_back(&m);
-      }
-      for (auto [best, op] : {std::pair{&best_set, "SET"}, std::pair{&best_get, "GET"}}) {
-        const auto v = medianValue(reps, op, Metric::kQps);
-        if (v && *v > best->qps) {
-          *best = {*v, &cell};
-        }
-      }
     }
   }
   std::printf(
       "shardbench matrix (%s scale%s): %zu cells measured, %zu failed, %zu not run in %.0f s\n",
       run.scale.c_str(), isQuickScale(run.scale) ? ", a smoke test, not a measurement" : "", ok,
       failed, not_run, run.wall_s);
-  for (auto [best, op] : {std::pair{&best_set, "SET"}, std::pair{&best_get, "GET"}}) {
-    if (best->cell != nullptr) {
-      std::printf("  best %s: %.0f requests/s at %d shards x %d workers\n", op, best->qps,
-                  best->cell->shards, best->cell->workers);
+  std::printf("  %d repetition%s per cell; CPU budget: %s\n", run.repeat,
+              run.repeat == 1 ? "" : "s", run.cpu_budget.text().c_str());
+  for (const auto& w : run.cpu_budget.warnings()) {
+    std::printf("  warning: %s\n", w.c_str());
+  }
+  for (const char* op : {"SET", "GET"}) {
+    const BestCell best = bestCell(run, op);
+    if (best.cell != nullptr) {
+      std::printf("  %s\n", bestCellText(best, op).c_str());
     }
   }
 }
@@ -345,15 +352,18 @@ The proxy table of 000_c339298947676b8e.txt: rows = shard counts, columns = prox
 cells = SET and GET requests per second of `-t set,get -d 256 -r 10000` with many connections.
 For every cell it starts the redis-server shards (once per row, FLUSHALL between cells) and the
 shardproxy of this build with that many workers on free loopback ports, and stops everything at
-the end (also on Ctrl-C). Worker counts above nproc still run; those cells are marked. A cell
+the end (also on Ctrl-C). Worker counts above nproc (or above the --proxy-cpus count) still run;
+those cells are marked. A cell
 whose proxy does not start (or dies) is reported as failed with the reason.
 
 Matrix:
   --shards LIST          shard counts (default 2,4,8,16)
   --workers LIST         proxy worker counts (default 1,2,4,8)
-  --scale quick|full     quick (default): -n 20000, 5 s per test, a smoke test (not published);
-                         full: -n 1000000, 12 s per test
-  --repeat N             run each cell N times (median reported)
+  --scale quick|full     quick (default): -n 20000, 5 s per test, 1 repetition, a smoke test
+                         (not published); full: -n 1000000, 12 s per test, 3 repetitions
+  --repeat N             run each cell N times (default from --scale): tables show the median
+                         and the min-max range, heat maps the range under the median; a cell is
+                         called better than another only when their ranges do not overlap
   --proxy [SxW=]H:P      measure a proxy that is already running instead (repeatable; label
                          it with its shard and worker counts, e.g. 4x8=10.0.0.5:6380)
 
@@ -361,11 +371,19 @@ Load of every cell (shardbench flags; defaults follow the seed, sized for this m
   -n N                   requests per test (default from --scale)
   --time-limit SECS      end a test after SECS seconds (default from --scale)
   -c N                   connections (default 960, as the seed)
-  --threads N            client threads (default: half the CPUs, at least 1)
+  --threads N            client threads (default: half the CPUs, at least 1; with
+                         --client-cpus, one per CPU in the list)
   -d BYTES               value size (default 256)
   -r N                   key space (default 10000)
   -P N                   pipeline (default 1)
   -t LIST                tests (default set,get)
+
+CPU pinning (LIST: CPU numbers and ranges, e.g. 0, 1-3 or 0,2; default: unpinned):
+  --proxy-cpus LIST      run every shardproxy on these CPUs
+  --shard-cpus LIST      run the redis-server shards on these CPUs
+  --client-cpus LIST     run shardbench's client threads on these CPUs
+                         The report states each part's CPUs ("proxy: CPU 0; shards: CPU 1;
+                         client: CPU 1") and warns when two parts may share a CPU.
 
 Servers:
   --proxy-bin PATH       shardproxy (default: proxy/shardproxy of this build tree)
@@ -404,13 +422,17 @@ int runMatrixCommand(const std::vector<std::string>& args) {
   }
   const unsigned nproc = onlineCpus();
   if (f.threads == 0) {
-    f.threads = std::max(1, static_cast<int>(nproc / 2));
+    f.threads = f.client_cpus.empty() ? std::max(1, static_cast<int>(nproc / 2))
+                                      : static_cast<int>(f.client_cpus.size());
   }
   if (f.requests == 0) {
     f.requests = f.scale == "full" ? 1000000 : 20000;
   }
   if (f.time_limit == 0) {
     f.time_limit = f.scale == "full" ? 12 : 5;
+  }
+  if (f.repeat == 0) {
+    f.repeat = f.scale == "full" ? 3 : 1;
   }
   if (f.connections < f.threads) {
     f.threads = f.connections;
@@ -442,6 +464,7 @@ int runMatrixCommand(const std::vector<std::string>& args) {
       return 2;
     }
     run.args = load;
+    run.options.client_cpus = f.client_cpus;
   }
   std::string load_text;
   for (const auto& a : load) {
@@ -469,6 +492,12 @@ int runMatrixCommand(const std::vector<std::string>& args) {
   result.command_line = f.command_line;
   result.machine = machineInfo();
   result.external = external;
+  result.repeat = f.repeat;
+  result.cpu_budget.proxy = f.proxy_cpus;
+  result.cpu_budget.shards = f.shard_cpus;
+  result.cpu_budget.client = f.client_cpus;
+  result.cpu_budget.available = allowedCpus();
+  result.cpu_budget.servers_local = !external;
   result.cells.resize(f.shards.size());
   for (size_t r = 0; r < f.shards.size(); ++r) {
     for (int w : f.workers) {
@@ -483,16 +512,23 @@ int runMatrixCommand(const std::vector<std::string>& args) {
     shard_list += (shard_list.empty() ? "" : ",") + std::to_string(x);
   }
   std::string worker_list;
+  const unsigned proxy_cpus =
+      f.proxy_cpus.empty() ? nproc : static_cast<unsigned>(f.proxy_cpus.size());
   for (int x : f.workers) {
     worker_list += (worker_list.empty() ? "" : ",") + std::to_string(x);
-    if (static_cast<unsigned>(x) > nproc) {
-      worker_list += "(>nproc)";
+    if (static_cast<unsigned>(x) > proxy_cpus) {
+      worker_list += f.proxy_cpus.empty() ? "(>nproc)" : "(>proxy CPUs)";
     }
   }
   std::fprintf(stderr,
                "shardbench matrix: shards %s x workers %s, nproc %u; every cell: shardbench %s "
                "-> %s\n",
                shard_list.c_str(), worker_list.c_str(), nproc, load_text.c_str(), dir.c_str());
+  std::fprintf(stderr, "shardbench matrix: %d repetition%s per cell; CPU budget: %s\n", f.repeat,
+               f.repeat == 1 ? "" : "s", result.cpu_budget.text().c_str());
+  for (const auto& w : result.cpu_budget.warnings()) {
+    std::fprintf(stderr, "shardbench matrix: warning: %s\n", w.c_str());
+  }
 
   const auto started = std::chrono::steady_clock::now();
   const size_t total = (external ? proxy_coords.size() : f.shards.size() * f.workers.size()) *
@@ -551,7 +587,7 @@ int runMatrixCommand(const std::vector<std::string>& args) {
       for (int i = 0; i < f.shards[r] && shard_error.empty(); ++i) {
         auto s = startRedis(f.binaries.redis_server,
                             "r" + std::to_string(f.shards[r]) + "-shard" + std::to_string(i),
-                            log_dir, &shard_error);
+                            log_dir, &shard_error, f.shard_cpus);
         if (s != nullptr) {
           shards.push_back(std::move(s));
         }
@@ -570,12 +606,13 @@ int runMatrixCommand(const std::vector<std::string>& args) {
           continue;
         }
         std::string proxy_error;
-        auto proxy = f.binaries.shardproxy.empty()
-                         ? nullptr
-                         : startProxy(f.binaries.shardproxy,
-                                      "proxy-" + std::to_string(cell.shards) + "x" +
-                                          std::to_string(cell.workers),
-                                      endpoints, cell.workers, proxy_args, log_dir, &proxy_error);
+        auto proxy =
+            f.binaries.shardproxy.empty()
+                ? nullptr
+                : startProxy(
+                      f.binaries.shardproxy,
+                      "proxy-" + std::to_string(cell.shards) + "x" + std::to_string(cell.workers),
+                      endpoints, cell.workers, proxy_args, log_dir, &proxy_error, f.proxy_cpus);
         if (proxy == nullptr) {
           if (f.binaries.shardproxy.empty()) {
             proxy_error = "no shardproxy binary: build the shardproxy target or pass --proxy-bin";

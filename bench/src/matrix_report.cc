@@ -44,8 +44,27 @@ std::string cellFailure(const MatrixCell& cell) {
   return cell.reps.empty() ? "not run" : message;
 }
 
-std::string workerLabel(int workers, unsigned nproc) {
-  return std::to_string(workers) + (static_cast<unsigned>(workers) > nproc ? " †" : "");
+std::string cellName(const MatrixCell& cell) {
+  return std::to_string(cell.shards) + " shards \u00d7 " + std::to_string(cell.workers) +
+         " workers";
+}
+
+std::optional<ValueRange> rangeOf(const std::optional<Spread>& s) {
+  if (!s || !s->measured()) {
+    return std::nullopt;
+  }
+  return ValueRange{s->min, s->max};
+}
+
+// The CPUs the proxy may use: those of --proxy-cpus, or all of them. More workers than that is
+// oversubscribed (†).
+unsigned proxyCpuCount(const MatrixRun& run) {
+  return run.cpu_budget.proxy.empty() ? run.machine.nproc
+                                      : static_cast<unsigned>(run.cpu_budget.proxy.size());
+}
+
+std::string workerLabel(int workers, unsigned cpus) {
+  return std::to_string(workers) + (static_cast<unsigned>(workers) > cpus ? " †" : "");
 }
 
 std::string shardLabel(int shards) { return std::to_string(shards) + " shards"; }
@@ -78,7 +97,7 @@ std::string ourTable(const MatrixRun& run, const std::string& row,
   std::vector<std::string> header = {"Proxy workers"};
   std::vector<bool> right = {false};
   for (int w : run.workers) {
-    header.push_back(workerLabel(w, run.machine.nproc));
+    header.push_back(workerLabel(w, proxyCpuCount(run)));
     right.push_back(true);
   }
   MarkdownTable t(header, right);
@@ -95,7 +114,7 @@ std::string ourTable(const MatrixRun& run, const std::string& row,
                                                       failure));
         continue;
       }
-      std::string text = formatValue(medianValue(repsOf(cell), row, Metric::kQps), 0);
+      std::string text = formatSpread(spreadValue(repsOf(cell), row, Metric::kQps), 0);
       if (const auto seed = seedValue(seed_values, cell.shards, cell.workers)) {
         text += " (seed " + formatValue(*seed, 0) + ")";
       }
@@ -129,32 +148,57 @@ HeatMapData ourHeatMap(const MatrixRun& run, const std::string& row, const std::
   HeatMapData h;
   h.title =
       scaleTitle(op + " requests per second: shards × proxy workers (this machine)", run.scale);
-  h.subtitle = std::to_string(run.machine.nproc) + " CPUs (nproc); † more workers than CPUs; " +
-               run.load_args;
+  h.subtitle =
+      std::to_string(run.machine.nproc) + " CPUs (nproc); † more workers than " +
+      (run.cpu_budget.proxy.empty() ? std::string("CPUs; ")
+                                    : "the proxy's " + std::to_string(proxyCpuCount(run)) + "; ");
+  const BestCell best = bestCell(run, row);
+  if (run.repeat > 1) {
+    h.subtitle += "median of " + std::to_string(run.repeat) + " runs";
+    if (best.tested && !best.within_noise.empty()) {
+      h.subtitle += ", \u2248 best: min\u2013max overlaps the best cell's";
+    }
+    h.subtitle += "; ";
+  }
+  h.subtitle += run.load_args + "\nCPU budget: " + run.cpu_budget.text();
   h.row_title = "shards";
   h.col_title = "proxy workers";
   h.legend = "requests/s";
   for (int w : run.workers) {
-    h.cols.push_back(workerLabel(w, run.machine.nproc));
+    h.cols.push_back(workerLabel(w, proxyCpuCount(run)));
   }
   for (size_t r = 0; r < run.shards.size(); ++r) {
     h.rows.push_back(shardLabel(run.shards[r]));
     std::vector<std::optional<double>> values;
+    std::vector<std::optional<ValueRange>> ranges;
     std::vector<std::string> notes;
     for (size_t c = 0; c < run.workers.size(); ++c) {
       const MatrixCell& cell = run.cells[r][c];
       const std::string failure = cellFailure(cell);
-      values.push_back(failure.empty() ? medianValue(repsOf(cell), row, Metric::kQps)
-                                       : std::nullopt);
+      const auto spread =
+          failure.empty() ? spreadValue(repsOf(cell), row, Metric::kQps) : std::nullopt;
+      values.push_back(spread ? std::optional<double>(spread->median) : std::nullopt);
+      ranges.push_back(rangeOf(spread));
       std::string note;
       if (!failure.empty()) {
         note = failure == "not run" ? "not run" : "failed";
-      } else if (static_cast<unsigned>(run.workers[c]) > run.machine.nproc) {
-        note = "† > nproc";
+      } else {
+        // The best cell and, when its spread was measured, those within noise of it.
+        if (best.tested && best.cell == &cell && run.repeat > 1) {
+          note = "best";
+        } else if (best.tested && std::find(best.within_noise.begin(), best.within_noise.end(),
+                                            &cell) != best.within_noise.end()) {
+          note = "\u2248 best";
+        }
+        if (static_cast<unsigned>(run.workers[c]) > proxyCpuCount(run)) {
+          note += std::string(note.empty() ? "" : ", ") +
+                  (run.cpu_budget.proxy.empty() ? "† > nproc" : "† > proxy CPUs");
+        }
       }
       notes.push_back(note);
     }
     h.values.push_back(std::move(values));
+    h.ranges.push_back(std::move(ranges));
     h.notes.push_back(std::move(notes));
   }
   return h;
@@ -187,6 +231,61 @@ HeatMapData seedHeatMap(const std::vector<std::vector<double>>& values, const st
 }
 
 }  // namespace
+
+BestCell bestCell(const MatrixRun& run, const std::string& row) {
+  BestCell best;
+  std::vector<std::pair<const MatrixCell*, Spread>> measured;
+  for (const auto& cells : run.cells) {
+    for (const auto& cell : cells) {
+      if (auto s = spreadValue(repsOf(cell), row, Metric::kQps)) {
+        measured.emplace_back(&cell, std::move(*s));
+      }
+    }
+  }
+  for (const auto& [cell, spread] : measured) {
+    if (best.cell == nullptr || spread.median > best.spread.median) {
+      best.cell = cell;
+      best.spread = spread;
+    }
+  }
+  for (const auto& [cell, spread] : measured) {
+    if (cell == best.cell) {
+      continue;
+    }
+    const Verdict v = compareSpreads(best.spread, spread);
+    if (v == Verdict::kUntested) {
+      best.tested = false;
+    } else if (v == Verdict::kWithinNoise) {
+      best.within_noise.push_back(cell);
+    }
+  }
+  if (!best.spread.measured()) {
+    best.tested = false;
+  }
+  return best;
+}
+
+std::string bestCellText(const BestCell& best, const std::string& row) {
+  if (best.cell == nullptr) {
+    return "";
+  }
+  const std::string at = formatSpread(best.spread, 0) + " requests/s at " + cellName(*best.cell);
+  if (!best.tested) {
+    return "highest " + row + ": " + at +
+           " (one repetition of some cells: no min\u2013max spread, so no cell is called better "
+           "than another; use --repeat)";
+  }
+  if (best.within_noise.empty()) {
+    return "best " + row + ": " + at + ", ahead of every other cell beyond the min\u2013max ranges";
+  }
+  std::string others;
+  for (const MatrixCell* c : best.within_noise) {
+    others += (others.empty() ? "" : ", ") + std::to_string(c->shards) + "\u00d7" +
+              std::to_string(c->workers);
+  }
+  return "highest " + row + " median: " + at + "; within noise of " + others +
+         " (shards\u00d7workers; their min\u2013max ranges overlap)";
+}
 
 const SeedMatrix& seedMatrix() {
   static const SeedMatrix seed = {
@@ -222,6 +321,13 @@ bool writeMatrixReport(const MatrixRun& run, const std::string& dir, std::string
     md += "- **servers**: " + run.deployment + "\n";
   }
   md += machineMarkdown(run.machine);
+  md += "- **repetitions**: " + std::to_string(run.repeat) +
+        (run.repeat > 1 ? " per cell; a cell shows the median and (min\u2013max) of its "
+                          "repetitions, and is called better than another only when their "
+                          "ranges do not overlap\n"
+                        : " per cell: no min\u2013max spread, so no cell is called better than "
+                          "another (--repeat N)\n");
+  md += cpuBudgetMarkdown(run.cpu_budget);
   char wall[64];
   std::snprintf(wall, sizeof(wall), "%.0f s", run.wall_s);
   md += std::string("- **wall time**: ") + wall + (run.interrupted ? " (interrupted)" : "") + "\n";
@@ -232,15 +338,29 @@ bool writeMatrixReport(const MatrixRun& run, const std::string& dir, std::string
     md += "- **warning**: " + w + "\n";
   }
   md += "\n> nproc here is " + std::to_string(run.machine.nproc) +
-        ": columns marked † have more proxy workers than CPUs, and the client, the proxy and "
-        "the shards share those CPUs, so compare cells with each other, not with the seed's "
+        ": columns marked † have more proxy workers than " +
+        (run.cpu_budget.proxy.empty()
+             ? std::string("CPUs")
+             : "the proxy's CPUs (" + std::to_string(proxyCpuCount(run)) + ", --proxy-cpus)") +
+        ", and " +
+        (run.cpu_budget.pinned() ? std::string("the client, the proxy and the shards ran on the "
+                                               "CPUs of the CPU budget above")
+                                 : std::string("the client, the proxy and the shards share "
+                                               "those CPUs")) +
+        ", so compare cells with each other, not with the seed's "
         "32-core numbers. A cell whose shard count and worker count the seed also ran (as "
         "proxy cores) shows the seed's number in brackets.\n";
   md += "\n## " + scaleTitle("SET requests per second (Hiệu năng Set)", run.scale) + "\n\n" +
         ourTable(run, "SET", seed.set, &notes);
+  if (const BestCell best = bestCell(run, "SET"); best.cell != nullptr) {
+    md += "\n" + bestCellText(best, "SET") + ".\n";
+  }
   md += "\n![SET heat map](" + set_chart + ")\n";
   md += "\n## " + scaleTitle("GET requests per second (Hiệu năng Get)", run.scale) + "\n\n" +
         ourTable(run, "GET", seed.get, &notes);
+  if (const BestCell best = bestCell(run, "GET"); best.cell != nullptr) {
+    md += "\n" + bestCellText(best, "GET") + ".\n";
+  }
   md += "\n![GET heat map](" + get_chart + ")\n";
   if (!notes.lines.empty()) {
     md += "\n";
@@ -280,7 +400,8 @@ bool writeMatrixReport(const MatrixRun& run, const std::string& dir, std::string
   j.beginObject();
   j.field("tool", "shardbench").field("kind", "matrix").field("format", 1);
   j.field("version", SHARDPROXY_VERSION).field("command_line", run.command_line);
-  j.field("scale", run.scale);
+  j.field("scale", run.scale).field("repeat", run.repeat);
+  cpuBudgetJson(j, run.cpu_budget);
   j.field("load_args", run.load_args).field("deployment", run.deployment);
   j.field("wall_s", run.wall_s, 1).field("interrupted", run.interrupted);
   j.field("nproc", static_cast<uint64_t>(run.machine.nproc));
@@ -301,20 +422,27 @@ bool writeMatrixReport(const MatrixRun& run, const std::string& dir, std::string
   j.endArray().key("cells").beginArray();
   std::string csv =
       "shards,workers,oversubscribed,status,set_qps,get_qps,set_avg_ms,get_avg_ms,set_p99_ms,"
-      "get_p99_ms,reps,message\n";
+      "get_p99_ms,set_qps_min,set_qps_max,get_qps_min,get_qps_max,reps,message\n";
   for (const auto& row : run.cells) {
     for (const auto& cell : row) {
       const auto reps = repsOf(cell);
       const std::string failure = cellFailure(cell);
-      const bool over = static_cast<unsigned>(cell.workers) > run.machine.nproc;
+      const bool over = static_cast<unsigned>(cell.workers) > proxyCpuCount(run);
       const std::string status = failure.empty()        ? "ok"
                                  : failure == "not run" ? "not run"
                                                         : "failed";
       j.beginObject().field("shards", cell.shards).field("workers", cell.workers);
       j.field("oversubscribed", over).field("status", status).field("message", failure);
       j.field("address", cell.address);
+      // Medians, with the min and max of the repetitions beside them ("reps" has every value).
+      const auto set = spreadValue(reps, "SET", Metric::kQps);
+      const auto get = spreadValue(reps, "GET", Metric::kQps);
       j.field("set_qps", medianValue(reps, "SET", Metric::kQps), 2);
+      j.field("set_qps_min", set ? std::optional<double>(set->min) : std::nullopt, 2);
+      j.field("set_qps_max", set ? std::optional<double>(set->max) : std::nullopt, 2);
       j.field("get_qps", medianValue(reps, "GET", Metric::kQps), 2);
+      j.field("get_qps_min", get ? std::optional<double>(get->min) : std::nullopt, 2);
+      j.field("get_qps_max", get ? std::optional<double>(get->max) : std::nullopt, 2);
       j.field("set_p99_ms", medianValue(reps, "SET", Metric::kP99Ms), 4);
       j.field("get_p99_ms", medianValue(reps, "GET", Metric::kP99Ms), 4);
       j.key("reps").beginArray();
@@ -323,6 +451,8 @@ bool writeMatrixReport(const MatrixRun& run, const std::string& dir, std::string
         j.field("message", m.message).field("wall_s", m.wall_s, 2);
         j.field("set_qps", metricValue(m, "SET", Metric::kQps), 2);
         j.field("get_qps", metricValue(m, "GET", Metric::kQps), 2);
+        j.field("set_p99_ms", metricValue(m, "SET", Metric::kP99Ms), 4);
+        j.field("get_p99_ms", metricValue(m, "GET", Metric::kP99Ms), 4);
         j.key("commands").beginArray();
         for (const auto& c : m.commands) {
           j.value(c);
@@ -344,6 +474,8 @@ bool writeMatrixReport(const MatrixRun& run, const std::string& dir, std::string
              formatValue(medianValue(reps, "GET", Metric::kAvgMs), 4) + "," +
              formatValue(medianValue(reps, "SET", Metric::kP99Ms), 4) + "," +
              formatValue(medianValue(reps, "GET", Metric::kP99Ms), 4) + "," +
+             (set ? formatValue(set->min, 2) + "," + formatValue(set->max, 2) : ",") + "," +
+             (get ? formatValue(get->min, 2) + "," + formatValue(get->max, 2) : ",") + "," +
              std::to_string(cell.reps.size()) + "," + message + "\n";
     }
   }

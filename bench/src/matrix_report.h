@@ -3,14 +3,18 @@
 // same cell, then the seed's published tables), heat maps
 // (matrix-set.svg, matrix-get.svg and the seed's), results.json, results.csv and runs/*.json.
 // At the quick scale the titles say "(quick smoke test, not a measurement)" and our heat maps are
-// matrix-set-quick.svg and matrix-get-quick.svg (see scale_label.h).
+// matrix-set-quick.svg and matrix-get-quick.svg (see scale_label.h). Repeated cells show their
+// median with the min–max range, and no cell is called the best while another's range overlaps
+// its own. Every output states the CPU budget of the run.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "cpu_budget.h"
 #include "machine_info.h"
 #include "measurement.h"
+#include "spread.h"
 
 namespace sp::bench {
 
@@ -26,7 +30,9 @@ struct MatrixRun {
   std::vector<int> workers;
   std::vector<std::vector<MatrixCell>> cells;  // [shard row][worker column]
   std::string scale;                           // "quick" or "full" (--scale)
-  std::string load_args;                       // the shardbench flags of every cell
+  int repeat = 1;                              // repetitions per cell (--repeat)
+  CpuBudget cpu_budget;
+  std::string load_args;  // the shardbench flags of every cell
   std::string command_line;
   std::string deployment;
   MachineInfo machine;
@@ -38,6 +44,20 @@ struct MatrixRun {
 
 bool writeMatrixReport(const MatrixRun& run, const std::string& dir, std::string* markdown,
                        std::string* error);
+
+// The cell with the highest median requests/s of `row` ("SET", "GET"), and the other cells whose
+// min–max range overlaps its own: those it is not called better than.
+struct BestCell {
+  const MatrixCell* cell = nullptr;
+  Spread spread;
+  std::vector<const MatrixCell*> within_noise;
+  bool tested = true;  // false: the best or another cell has one repetition (no spread)
+};
+BestCell bestCell(const MatrixRun& run, const std::string& row);
+// "best SET: 1234 (1200–1300) requests/s at 4 shards × 2 workers, ahead of every other cell
+// beyond the min–max ranges", or "highest SET median: ...; within noise of 2×1, 4×1 (their
+// min–max ranges overlap)", or, with one repetition, that no spread was measured.
+std::string bestCellText(const BestCell& best, const std::string& row);
 
 // The seed's published SET and GET tables (2..64 proxy cores x 2/4/8/16 shards).
 struct SeedMatrix {

@@ -9,6 +9,7 @@
 
 #include "child_process.h"
 #include "command_template.h"
+#include "cpu_budget.h"
 #include "interrupt.h"
 #include "machine_info.h"
 #include "point_executor.h"
@@ -28,7 +29,10 @@ struct ScenarioFlags {
   int workers = 0;
   bool twemproxy = false;
   bool direct = false;
-  int repeat = 1;
+  int repeat = 0;  // 0: from the scale
+  CpuList proxy_cpus;
+  CpuList shard_cpus;
+  CpuList client_cpus;
   std::vector<std::string> points;
   VarMap vars;
   std::string out_dir;
@@ -161,6 +165,13 @@ bool parseFlags(const std::vector<std::string>& args, ScenarioFlags* f, std::str
       if (!take() || !parseInt(value, name, 1, 100, &f->repeat, error)) {
         return false;
       }
+    } else if (name == "--proxy-cpus" || name == "--shard-cpus" || name == "--client-cpus") {
+      CpuList* cpus = name == "--proxy-cpus"   ? &f->proxy_cpus
+                      : name == "--shard-cpus" ? &f->shard_cpus
+                                               : &f->client_cpus;
+      if (!take() || !parseCpuFlag(name, value, allowedCpus(), cpus, error)) {
+        return false;
+      }
     } else if (name == "--points") {
       if (!take()) {
         return false;
@@ -239,6 +250,15 @@ bool parseFlags(const std::vector<std::string>& args, ScenarioFlags* f, std::str
         "--target measures running servers; --local-shards, --workers, --with-twemproxy and "
         "--with-direct start local ones: give one or the other";
     return false;
+  }
+  if (!f->targets.empty() && (!f->proxy_cpus.empty() || !f->shard_cpus.empty())) {
+    *error =
+        "--target measures running servers: --proxy-cpus and --shard-cpus pin only servers "
+        "shardbench starts (--client-cpus still applies)";
+    return false;
+  }
+  if (f->repeat == 0) {
+    f->repeat = f->scale == "full" ? 3 : 1;
   }
   if (f->binaries.shardproxy.empty()) {
     f->binaries.shardproxy = defaultProxyBinary();
@@ -381,6 +401,13 @@ Where to run (default: local shards and the shardproxy of this build):
   --redis-server-bin PATH    default /usr/bin/redis-server
   --nutcracker-bin PATH      default /usr/sbin/nutcracker
   --proxy-args 'ARGS'        extra shardproxy flags
+  --proxy-cpus LIST          run shardproxy and twemproxy on these CPUs (LIST: CPU numbers and
+                             ranges, e.g. 0, 1-3 or 0,2; default: unpinned); --workers then
+                             defaults to one per CPU in the list
+  --shard-cpus LIST          run the redis-server shards on these CPUs
+  --client-cpus LIST         run shardbench's client threads on these CPUs (also with --target)
+                             The report states each part's CPUs ("proxy: CPU 0; shards: CPU 1;
+                             client: CPU 1") and warns when two parts may share a CPU.
 
 What to run:
   --scale quick|full         quick (default): each scenario in under a minute, a smoke test
@@ -388,7 +415,11 @@ What to run:
                              sizes where this machine allows
   --points A,B,...           only these points (labels as in the tables)
   --set NAME=VALUE           override a scenario variable (e.g. --set keys=1000000)
-  --repeat N                 run every point N times (median reported)
+  --repeat N                 run every point N times (default: 3 at the full scale, 1 at the
+                             quick one): tables show the median and the min-max range, charts
+                             draw the range as whiskers, and a ratio between targets is called
+                             a difference only when their ranges do not overlap ("within
+                             noise" otherwise)
   --flush-shards H:P,...     external targets: FLUSHALL these shards between runs (default: try
                              FLUSHALL through the target)
   --no-flush                 never FLUSHALL
@@ -448,6 +479,17 @@ int runScenarioCommand(const std::vector<std::string>& args) {
     }
     plan.points = std::move(kept);
   }
+  for (auto& p : plan.points) {
+    for (auto& r : p.runs) {
+      r.options.client_cpus = flags.client_cpus;
+    }
+  }
+  CpuBudget cpu_budget;
+  cpu_budget.proxy = flags.proxy_cpus;
+  cpu_budget.shards = flags.shard_cpus;
+  cpu_budget.client = flags.client_cpus;
+  cpu_budget.available = allowedCpus();
+  cpu_budget.servers_local = flags.targets.empty();
   if (plan.memory_estimate_bytes && flags.targets.empty()) {
     const double need_mb = static_cast<double>(*plan.memory_estimate_bytes) / 1048576.0;
     const double avail_mb = static_cast<double>(memAvailableKb()) / 1024.0;
@@ -499,6 +541,8 @@ int runScenarioCommand(const std::vector<std::string>& args) {
     spec.twemproxy = flags.twemproxy;
     spec.direct = flags.direct;
     spec.log_dir = std::filesystem::absolute(dir + "/logs").string();
+    spec.proxy_cpus = flags.proxy_cpus;
+    spec.shard_cpus = flags.shard_cpus;
     std::fprintf(stderr, "shardbench scenario: starting %d redis-server shards and shardproxy\n",
                  spec.shards);
     if (!deployment.start(spec, &error)) {
@@ -511,6 +555,10 @@ int runScenarioCommand(const std::vector<std::string>& args) {
   std::fprintf(stderr, "shardbench scenario: %s (%s scale), %zu points x %zu targets x %d -> %s\n",
                scenario.name.c_str(), flags.scale.c_str(), plan.points.size(), targets.size(),
                flags.repeat, dir.c_str());
+  std::fprintf(stderr, "shardbench scenario: CPU budget: %s\n", cpu_budget.text().c_str());
+  for (const auto& w : cpu_budget.warnings()) {
+    std::fprintf(stderr, "shardbench scenario: warning: %s\n", w.c_str());
+  }
 
   ScenarioExecution exec(flags, scenario, plan, targets);
   exec.run();
@@ -522,6 +570,7 @@ int runScenarioCommand(const std::vector<std::string>& args) {
   run.targets = exec.targets();
   run.measurements = std::move(exec.measurements());
   run.repeat = flags.repeat;
+  run.cpu_budget = cpu_budget;
   run.command_line = flags.command_line;
   run.deployment = deployment_text;
   run.machine = machine;

@@ -60,7 +60,24 @@ class Notes {
   std::vector<std::pair<std::string, std::vector<std::string>>> notes_;
 };
 
-// The text of one cell for our target: value, ratio to the first target, or the failure.
+// One table cell's numbers, for results.json: every repetition's value, median and min–max.
+struct SpreadCell {
+  std::string target;
+  std::string item;
+  std::string row;
+  Metric metric;
+  Spread spread;
+};
+
+std::optional<ValueRange> rangeOf(const std::optional<Spread>& s) {
+  if (!s || !s->measured()) {
+    return std::nullopt;
+  }
+  return ValueRange{s->min, s->max};
+}
+
+// The text of one cell for our target: value (median and min–max), ratio to the first target,
+// or the failure.
 std::string ourCell(const std::vector<const Measurement*>& reps,
                     const std::vector<const Measurement*>& first_reps, bool is_first,
                     const std::string& row, Metric metric, Notes* notes, const std::string& where,
@@ -68,7 +85,7 @@ std::string ourCell(const std::vector<const Measurement*>& reps,
   if (reps.empty()) {
     return "not run";
   }
-  const auto v = medianValue(reps, row, metric);
+  const auto v = spreadValue(reps, row, metric);
   size_t failed = 0;
   std::string message;
   MeasureStatus status = MeasureStatus::kOk;
@@ -85,11 +102,11 @@ std::string ourCell(const std::vector<const Measurement*>& reps,
     }
     return "—";
   }
-  std::string text = formatValue(v, metricInfo(metric).decimals);
+  std::string text = formatSpread(*v, metricInfo(metric).decimals);
   if (!is_first && with_ratio) {
-    const auto base = medianValue(first_reps, row, metric);
-    if (base && *base > 0) {
-      text += " (" + formatRatio(*v / *base) + ")";
+    const auto base = spreadValue(first_reps, row, metric);
+    if (base && base->median > 0) {
+      text += " (" + ratioText(*v, *base) + ")";
     }
   }
   if (failed > 0) {
@@ -108,6 +125,7 @@ struct Built {
   std::vector<std::pair<std::string, std::string>> charts;  // file name, svg
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
+  std::vector<SpreadCell> spreads;
 };
 
 // Index of a point in the scenario's full list (published values are aligned with it).
@@ -173,7 +191,12 @@ Built buildColumnsTable(const ScenarioRun& run, const TableSpec& t, size_t index
       const auto first = measurementsOf(run.measurements, p.label, run.targets[0].name);
       cells.push_back(ourCell(reps, first, ti == 0, t.row, t.metric, &notes,
                               p.label + " × " + target.name, true));
-      series.values.push_back(medianValue(reps, t.row, t.metric));
+      const auto spread = spreadValue(reps, t.row, t.metric);
+      series.values.push_back(spread ? std::optional<double>(spread->median) : std::nullopt);
+      series.ranges.push_back(rangeOf(spread));
+      if (spread) {
+        b.spreads.push_back({target.name, p.label, t.row, t.metric, *spread});
+      }
     }
     table.addRow(cells);
     b.rows.push_back(cells);
@@ -238,9 +261,12 @@ Built buildRowsTable(const ScenarioRun& run, const TableSpec& t, size_t index) {
       const auto reps = measurementsOf(run.measurements, item.point, target.name);
       const auto first = measurementsOf(run.measurements, item.point, run.targets[0].name);
       for (const auto& c : t.columns) {
-        cells.push_back(ourCell(reps, first, ti == 0, c.row.empty() ? item.row : c.row, c.metric,
-                                &notes, item.label + " × " + target.name,
-                                !metricInfo(c.metric).per_point));
+        const std::string& row = c.row.empty() ? item.row : c.row;
+        cells.push_back(ourCell(reps, first, ti == 0, row, c.metric, &notes,
+                                item.label + " × " + target.name, !metricInfo(c.metric).per_point));
+        if (auto spread = spreadValue(reps, row, c.metric)) {
+          b.spreads.push_back({target.name, item.label, row, c.metric, std::move(*spread)});
+        }
       }
       table.addRow(cells);
       b.rows.push_back(cells);
@@ -296,8 +322,9 @@ Built buildRowsTable(const ScenarioRun& run, const TableSpec& t, size_t index) {
       series.name = target.name + " (this machine)";
       for (const auto& item : items) {
         const auto reps = measurementsOf(run.measurements, item.point, target.name);
-        series.values.push_back(
-            medianValue(reps, col.row.empty() ? item.row : col.row, col.metric));
+        const auto spread = spreadValue(reps, col.row.empty() ? item.row : col.row, col.metric);
+        series.values.push_back(spread ? std::optional<double>(spread->median) : std::nullopt);
+        series.ranges.push_back(rangeOf(spread));
       }
       chart.series.push_back(std::move(series));
     }
@@ -432,6 +459,11 @@ void measurementJson(JsonWriter& j, const Measurement& m) {
 
 }  // namespace
 
+std::string ratioText(const Spread& value, const Spread& base) {
+  const std::string ratio = formatRatio(value.median / base.median);
+  return compareSpreads(value, base) == Verdict::kWithinNoise ? "within noise, " + ratio : ratio;
+}
+
 std::vector<const Measurement*> measurementsOf(const std::vector<Measurement>& all,
                                                const std::string& point,
                                                const std::string& target) {
@@ -459,6 +491,12 @@ bool writeScenarioReport(const ScenarioRun& run, const std::string& dir, std::st
   md += "Reproduces `" + s.seed_file + "`, " + s.seed_section + ".\n\n";
   md += "- **scenario**: `" + s.path + "`, scale `" + plan.scale + "`" +
         (run.repeat > 1 ? ", " + std::to_string(run.repeat) + " repetitions (median)" : "") + "\n";
+  md += "- **repetitions**: " + std::to_string(run.repeat) +
+        (run.repeat > 1
+             ? " per point and target; a cell shows the median and (min\u2013max) of its "
+               "repetitions, the charts draw the range as whiskers, and a ratio is a difference "
+               "only when the two ranges do not overlap (otherwise: within noise)\n"
+             : ": no min\u2013max spread, so ratios are not tested against noise (--repeat N)\n");
   md += "- **command**: `" + run.command_line + "`\n";
   md += "- **targets**: ";
   for (size_t i = 0; i < run.targets.size(); ++i) {
@@ -469,6 +507,7 @@ bool writeScenarioReport(const ScenarioRun& run, const std::string& dir, std::st
     md += "- **started locally**: " + run.deployment + "\n";
   }
   md += machineMarkdown(run.machine);
+  md += cpuBudgetMarkdown(run.cpu_budget);
   char wall[64];
   std::snprintf(wall, sizeof(wall), "%.0f s", run.wall_s);
   md += std::string("- **wall time**: ") + wall + (run.interrupted ? " (interrupted)" : "") + "\n";
@@ -530,6 +569,7 @@ bool writeScenarioReport(const ScenarioRun& run, const std::string& dir, std::st
   j.field("repeat", run.repeat).field("wall_s", run.wall_s, 1);
   j.field("interrupted", run.interrupted).field("deployment", run.deployment);
   machineJson(j, run.machine);
+  cpuBudgetJson(j, run.cpu_budget);
   j.key("vars").beginObject();
   for (const auto& [k, v] : plan.vars) {
     j.field(k, v);
@@ -586,6 +626,20 @@ bool writeScenarioReport(const ScenarioRun& run, const std::string& dir, std::st
     j.key("charts").beginArray();
     for (const auto& [file, svg] : tables[i].charts) {
       j.value(file);
+    }
+    j.endArray();
+    // The numbers behind our cells: every repetition's value, the median and the min–max.
+    j.key("spreads").beginArray();
+    for (const auto& c : tables[i].spreads) {
+      j.beginObject().field("target", c.target).field("item", c.item).field("row", c.row);
+      j.field("metric", std::string(metricInfo(c.metric).name));
+      j.field("median", c.spread.median, 5).field("min", c.spread.min, 5);
+      j.field("max", c.spread.max, 5);
+      j.key("values").beginArray();
+      for (double v : c.spread.values) {
+        j.value(v, 5);
+      }
+      j.endArray().endObject();
     }
     j.endArray().endObject();
   }

@@ -2,12 +2,15 @@
 // as text), results.csv (one line per measured row), report.md (the tables laid out like the
 // seed's, with the seed's published numbers as extra rows and ratios to the first target), SVG
 // charts (a line per series for sweeps, grouped bars for workloads) and runs/*.json (each run's
-// full shardbench result, histograms included, for `shardbench merge`).
+// full shardbench result, histograms included, for `shardbench merge`). Repeated points show the
+// median with the min–max range (whiskers on the charts); a ratio between targets is called a
+// difference only when their ranges do not overlap. Every output states the CPU budget.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "cpu_budget.h"
 #include "machine_info.h"
 #include "measurement.h"
 #include "scenario.h"
@@ -22,6 +25,7 @@ struct ScenarioRun {
   std::vector<Target> targets;
   std::vector<Measurement> measurements;
   int repeat = 1;
+  CpuBudget cpu_budget;
   std::string command_line;
   std::string deployment;  // what was started locally, "" for external targets
   MachineInfo machine;
@@ -33,6 +37,10 @@ struct ScenarioRun {
 // Writes everything into `dir` (which exists). *markdown receives report.md's text.
 bool writeScenarioReport(const ScenarioRun& run, const std::string& dir, std::string* markdown,
                          std::string* error);
+
+// "1.30×" when the ranges of `value` and `base` are apart (or untested: one repetition), and
+// "within noise, 1.02×" when they overlap.
+std::string ratioText(const Spread& value, const Spread& base);
 
 // The measurements of one point and target (all repetitions).
 std::vector<const Measurement*> measurementsOf(const std::vector<Measurement>& all,

@@ -1,6 +1,7 @@
 // Scenario result directories: quick runs say so in titles and chart file names, a chart titled
 // after one column claims nothing about the table's other columns, and the "dashed: published"
-// caption appears only on charts that draw a published series.
+// caption appears only on charts that draw a published series. Repeated points show their
+// min–max, and a ratio between targets whose ranges overlap says "within noise".
 #include "scenario_report.h"
 
 #include <gtest/gtest.h>
@@ -145,6 +146,80 @@ TEST_F(ScenarioReportTest, FullRunChartsClaimOnlyWhatTheyDraw) {
   const std::string no_seed = readFile(dir_ + "/" + files[2]);
   EXPECT_EQ(no_seed.find("published"), std::string::npos);
   EXPECT_EQ(no_seed.find("dashed"), std::string::npos);
+}
+
+// A measured repetition of `point` against `target` with this SET rate.
+Measurement setRep(const std::string& point, const std::string& target, int rep, double qps) {
+  Measurement m;
+  m.point = point;
+  m.target = target;
+  m.rep = rep;
+  m.status = MeasureStatus::kOk;
+  RowSummary set;
+  set.name = "SET";
+  set.ops = 100;
+  set.qps = qps;
+  m.rows.push_back(set);
+  return m;
+}
+
+TEST_F(ScenarioReportTest, RepeatedPointsShowTheirSpreadAndRatiosAreTestedAgainstIt) {
+  std::string error;
+  ASSERT_TRUE(planScenario(scenario_, "full", {}, 0, &plan_, &error)) << error;
+  ScenarioRun run;
+  run.scenario = &scenario_;
+  run.plan = &plan_;
+  run.repeat = 2;
+  for (const char* name : {"shardproxy", "twemproxy"}) {
+    Target t;
+    t.name = name;
+    run.targets.push_back(t);
+  }
+  run.machine.nproc = 2;
+  run.cpu_budget.proxy = {0};
+  run.cpu_budget.shards = {1};
+  run.cpu_budget.client = {1};
+  run.cpu_budget.available = {0, 1};
+  // Point 1: twemproxy's range overlaps shardproxy's. Point 8: apart.
+  run.measurements = {setRep("1", "shardproxy", 0, 1000), setRep("1", "shardproxy", 1, 1200),
+                      setRep("1", "twemproxy", 0, 1100),  setRep("1", "twemproxy", 1, 1300),
+                      setRep("8", "shardproxy", 0, 2000), setRep("8", "shardproxy", 1, 2100),
+                      setRep("8", "twemproxy", 0, 1000),  setRep("8", "twemproxy", 1, 1050)};
+  std::string md;
+  ASSERT_TRUE(writeScenarioReport(run, dir_, &md, &error)) << error;
+  EXPECT_NE(
+      md.find("| shardproxy (this machine) | 1100 (1000\u20131200) | 2050 (2000\u20132100) |"),
+      std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| twemproxy (this machine) | 1200 (1100\u20131300) (within noise, 1.09×) | "
+                    "1025 (1000\u20131050) (0.50×) |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("2 repetitions (median)"), std::string::npos);
+  EXPECT_NE(md.find("- **CPU budget**: proxy: CPU 0; shards: CPU 1; client: CPU 1\n"),
+            std::string::npos);
+  EXPECT_NE(md.find("- **warning**: the shards and the client share CPU 1"), std::string::npos);
+
+  // The sweep's chart draws the ranges as whiskers and says so.
+  const std::string svg = readFile(dir_ + "/1-set-qps.svg");
+  EXPECT_NE(svg.find("whiskers: min\u2013max of the repetitions"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("<g class=\"range\""), std::string::npos);
+  EXPECT_NE(svg.find("twemproxy (this machine) @ 8: min\u2013max 1000\u20131050"),
+            std::string::npos);
+
+  // results.json keeps every repetition's value next to the median and the range.
+  const std::string json = readFile(dir_ + "/results.json");
+  EXPECT_NE(json.find("\"spreads\": ["), std::string::npos);
+  EXPECT_NE(json.find("\"median\": 1025.00000"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"text\": \"proxy: CPU 0; shards: CPU 1; client: CPU 1\""),
+            std::string::npos);
+}
+
+TEST(RatioTextTest, WithinNoiseOnlyWhenTheRangesOverlap) {
+  const Spread base = *spreadOf({100, 110});
+  EXPECT_EQ(ratioText(*spreadOf({105, 130}), base), "within noise, 1.12×");
+  EXPECT_EQ(ratioText(*spreadOf({111, 130}), base), "1.15×");
+  EXPECT_EQ(ratioText(*spreadOf({50}), base), "0.48×");  // one repetition: untested
 }
 
 }  // namespace
