@@ -199,6 +199,13 @@ def main():
                "(client, proxy and shards on the same CPUs), so read the shapes and the ratios, "
                "not the absolute numbers, against the seed's dedicated hardware.")
     out.append("")
+    if any(r["json"].get("repeat", 1) > 1 for r in runs):
+        out.append("Runs repeated with `--repeat` show each cell's median and (min–max) of the "
+                   "repetitions, and their charts draw the range; a ratio between targets whose "
+                   "ranges overlap reads \"within noise\", and a best matrix cell is named only "
+                   "when no other cell's range overlaps its own. Each section states its CPU "
+                   "budget: which CPUs the proxy, the shards and the client had.")
+        out.append("")
     out.append("Regenerate everything: `tools/bench-report.sh --scale full --only NAME` for each "
                "NAME below (one at a time), or `tools/bench-report.sh --publish-only --results "
                "DIR` to rebuild this page from existing results.")

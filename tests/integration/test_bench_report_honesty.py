@@ -1,6 +1,7 @@
 """tools/bench-report-publish.py publishes measurements only: results of `--scale quick` (a smoke
 test, not a measurement) are refused with a message naming them and nothing is written, unless
---allow-quick asks for a preview; full-scale results still publish."""
+--allow-quick asks for a preview; full-scale results still publish, and repeated ones say how
+their spreads read."""
 
 import json
 import os
@@ -25,7 +26,7 @@ def publish(tmp_path, results, *extra):
     return out, docs, readme
 
 
-def matrix_result(root, scale, with_scale_field=True):
+def matrix_result(root, scale, with_scale_field=True, repeat=None):
     """A minimal `shardbench matrix` result directory, as matrix_report.cc writes it."""
     d = root / "matrix"
     d.mkdir(parents=True)
@@ -35,6 +36,8 @@ def matrix_result(root, scale, with_scale_field=True):
                "wall_s": 1.0, "nproc": 2, "cells": [{"status": "ok"}]}
     if with_scale_field:
         results["scale"] = scale
+    if repeat is not None:
+        results["repeat"] = repeat
     (d / "results.json").write_text(json.dumps(results), encoding="utf-8")
     (d / "report.md").write_text(
         "# Proxy workers × shards: SET and GET requests per second%s\n\n- **command**: x\n\n"
@@ -66,6 +69,17 @@ def test_full_results_publish(tmp_path):
     out, docs, _ = publish(tmp_path, tmp_path / "results")
     assert out.returncode == 0, out.stderr
     assert "| full |" in docs.read_text(encoding="utf-8")
+    # One repetition (or results from before --repeat): no claim about spreads.
+    assert "within noise" not in docs.read_text(encoding="utf-8")
+
+
+def test_repeated_results_explain_the_spread(tmp_path):
+    matrix_result(tmp_path / "results", "full", repeat=3)
+    out, docs, _ = publish(tmp_path, tmp_path / "results")
+    assert out.returncode == 0, out.stderr
+    text = docs.read_text(encoding="utf-8")
+    assert "median and (min–max) of the repetitions" in text, text
+    assert "CPU budget" in text, text
 
 
 def test_a_real_quick_matrix_run_is_refused(tmp_path):
@@ -82,6 +96,8 @@ def test_a_real_quick_matrix_run_is_refused(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     # The terminal gets progress, a summary and the report's path, not the 170-column report.
     assert "report: " in run.stdout and "| Proxy workers |" not in run.stdout, run.stdout
+    # Nothing pinned, one repetition: the summary says both.
+    assert "1 repetition per cell; CPU budget: unpinned: " in run.stdout, run.stdout
     assert (out_dir / "matrix-set-quick.svg").exists()
     out, docs, _ = publish(tmp_path, tmp_path / "results")
     assert out.returncode != 0, out.stdout + out.stderr
