@@ -5,10 +5,15 @@
 # the README's block is edited by hand: rerun this.
 #
 #   tools/bench-report.sh [--scale quick|full] [--only NAME,...] [--publish-only] [--results DIR]
+#                         [--repeat N] [--proxy-cpus LIST] [--shard-cpus LIST] [--client-cpus LIST]
 #
 #   --scale S        quick (default; a few minutes in all: a smoke test, not a measurement, so
 #                    it is run but not published) or full (the seed's sizes where this machine
-#                    allows; run it one NAME at a time with --only, each under ~10 min)
+#                    allows, 3 repetitions of each point; run it one NAME at a time with --only,
+#                    each under ~10 min per repetition)
+#   --repeat N       repetitions of every cell and point (default: 3 at full, 1 at quick)
+#   --proxy-cpus, --shard-cpus, --client-cpus LIST
+#                    pin the proxy, the shards and the client threads (e.g. 0, 1-3, 0,2)
 #   --only LIST      run only these: matrix and/or scenario names (file names without .yaml)
 #   --publish-only   run nothing; rebuild the docs from the results already in DIR
 #   --results DIR    result root (default bench-out/SCALE); each run replaces DIR/NAME
@@ -23,6 +28,7 @@ SCALE=quick
 ONLY=""
 PUBLISH_ONLY=0
 RESULTS=""
+PASS=()  # flags passed to every shardbench matrix and scenario run
 while [ $# -gt 0 ]; do
   case "$1" in
     --scale) SCALE="$2"; shift ;;
@@ -32,7 +38,11 @@ while [ $# -gt 0 ]; do
     --publish-only) PUBLISH_ONLY=1 ;;
     --results) RESULTS="$2"; shift ;;
     --results=*) RESULTS="${1#*=}" ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    --repeat|--proxy-cpus|--shard-cpus|--client-cpus)
+      [ $# -ge 2 ] || { echo "bench-report: missing value for $1" >&2; exit 2; }
+      PASS+=("$1" "$2"); shift ;;
+    --repeat=*|--proxy-cpus=*|--shard-cpus=*|--client-cpus=*) PASS+=("$1") ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "bench-report: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -73,10 +83,11 @@ if [ "$PUBLISH_ONLY" -eq 0 ]; then
     echo "bench-report: $n ($SCALE) -> $out" >&2
     rc=0
     if [ "$n" = matrix ]; then
-      "$BENCH" matrix --scale "$SCALE" --proxy-bin "$PROXY" --out "$out" >/dev/null || rc=$?
+      "$BENCH" matrix --scale "$SCALE" --proxy-bin "$PROXY" --out "$out" ${PASS[@]+"${PASS[@]}"} \
+        >/dev/null || rc=$?
     else
       "$BENCH" scenario "conf/scenarios/$n.yaml" --scale "$SCALE" --proxy-bin "$PROXY" \
-        --out "$out" >/dev/null || rc=$?
+        --out "$out" ${PASS[@]+"${PASS[@]}"} >/dev/null || rc=$?
     fi
     echo "bench-report: $n done in $(( $(date +%s) - start )) s (exit $rc)" >&2
     if [ "$rc" -eq 130 ]; then
