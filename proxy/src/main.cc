@@ -1,6 +1,7 @@
 // shardproxy: flags and config, signals, listening sockets, worker threads, the metrics endpoint
 // and live reload. Only the main thread takes signals (sigwait): SIGHUP reloads the config file,
 // SIGINT/SIGTERM finish the requests in flight and exit.
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -105,6 +106,74 @@ bool startMetrics(sp::metrics::MetricsServer& server, const sp::config::Config& 
       config.metrics_listen, kMetricsFallbackPorts);
   address->clear();
   return true;
+}
+
+// Closes the listening sockets of openListeners and removes the Unix socket's file.
+void closeListeners(const sp::config::Config& config, const std::vector<std::vector<int>>& fds) {
+  for (const auto& worker_fds : fds) {
+    for (int fd : worker_fds) {
+      ::close(fd);
+    }
+  }
+  if (!config.listen_unix.empty()) {
+    ::unlink(config.listen_unix.c_str());
+  }
+}
+
+// Every worker's listening sockets, into (*fds)[i]: its own SO_REUSEPORT socket on listen.host:
+// listen.port (*port: the port bound; 0 for none) and a copy of the one Unix socket.
+bool openListeners(const sp::config::Config& config, std::vector<std::vector<int>>* fds,
+                   uint16_t* port, std::string* error) {
+  *port = config.listen_port;
+  if (*port != 0 && sp::net::portTaken(config.listen_host, *port)) {
+    *error = config.listen_host + ":" + std::to_string(*port) + " is already in use";
+    return false;
+  }
+  int unix_fd = -1;
+  if (!config.listen_unix.empty()) {
+    unix_fd = sp::net::bindUnixListenSocket(config.listen_unix, config.listen_unix_perm, error);
+    if (unix_fd < 0) {
+      return false;
+    }
+  }
+  bool ok = true;
+  for (auto& worker_fds : *fds) {
+    if (*port != 0) {
+      uint16_t bound = 0;
+      const int fd = sp::net::bindListenSocket(config.listen_host, *port, &bound, error);
+      ok = fd >= 0;
+      if (!ok) {
+        break;
+      }
+      *port = bound;
+      worker_fds.push_back(fd);
+    }
+    if (unix_fd >= 0) {
+      const int copy = ::fcntl(unix_fd, F_DUPFD_CLOEXEC, 0);
+      ok = copy >= 0;
+      if (!ok) {
+        *error = std::string("listen.unix: ") + std::strerror(errno);
+        break;
+      }
+      worker_fds.push_back(copy);
+    }
+  }
+  if (unix_fd >= 0) {
+    ::close(unix_fd);
+  }
+  if (!ok) {
+    closeListeners(config, *fds);
+  }
+  return ok;
+}
+
+// "127.0.0.1:6380", "unix:/run/shardproxy.sock" or both, joined by " and ".
+std::string describeListeners(const sp::config::Config& config, uint16_t port) {
+  std::string out = port != 0 ? sp::config::formatHostPort(config.listen_host, port) : "";
+  if (!config.listen_unix.empty()) {
+    out += (out.empty() ? "unix:" : " and unix:") + config.listen_unix;
+  }
+  return out;
 }
 
 int superviseWithPidfile(const sp::config::CommandLine& cmdline,
@@ -214,40 +283,25 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  std::vector<int> fds;
-  uint16_t port = config->listen_port;
-  if (sp::net::portTaken(config->listen_host, port)) {
-    std::fprintf(stderr, "shardproxy: %s:%u is already in use\n", config->listen_host.c_str(),
-                 static_cast<unsigned>(port));
+  // fds[i]: worker i's listening sockets.
+  std::vector<std::vector<int>> fds(static_cast<size_t>(workers));
+  uint16_t port = 0;
+  std::string listen_error;
+  if (!openListeners(*config, &fds, &port, &listen_error)) {
+    std::fprintf(stderr, "shardproxy: %s\n", listen_error.c_str());
     return 1;
-  }
-  for (int i = 0; i < workers; ++i) {
-    std::string error;
-    uint16_t bound = 0;
-    int fd = sp::net::bindListenSocket(config->listen_host, port, &bound, &error);
-    if (fd < 0) {
-      std::fprintf(stderr, "shardproxy: %s\n", error.c_str());
-      for (int open_fd : fds) {
-        close(open_fd);
-      }
-      return 1;
-    }
-    port = bound;
-    fds.push_back(fd);
   }
   context->bound_port = port;
   std::string pid_error;
   if (!config->pidfile.empty() && !writePidfile(config->pidfile, &pid_error)) {
     std::fprintf(stderr, "shardproxy: %s\n", pid_error.c_str());
-    for (int open_fd : fds) {
-      close(open_fd);
-    }
+    closeListeners(*config, fds);
     return 1;
   }
 
   std::vector<std::unique_ptr<sp::net::Worker>> pool;
   for (int i = 0; i < workers; ++i) {
-    pool.push_back(std::make_unique<sp::net::Worker>(i, *context, fds[i]));
+    pool.push_back(std::make_unique<sp::net::Worker>(i, *context, std::move(fds[i])));
     context->workers.push_back(pool.back().get());
   }
 
@@ -284,8 +338,9 @@ int main(int argc, char** argv) {
   sp::net::TopologyWatcher watcher(*context);
   context->topology_watcher = &watcher;
   watcher.start();
-  spdlog::info("shardproxy {} listening on {}:{} with {} worker{} and {} shard{} ({}){}",
-               SHARDPROXY_VERSION, config->listen_host, port, workers, workers == 1 ? "" : "s",
+  const std::string listening = describeListeners(*config, port);
+  spdlog::info("shardproxy {} listening on {} with {} worker{} and {} shard{} ({}){}",
+               SHARDPROXY_VERSION, listening, workers, workers == 1 ? "" : "s",
                topology->shardCount(), topology->shardCount() == 1 ? "" : "s",
                topology->placementSummary(),
                metrics_address.empty() ? std::string(", no metrics endpoint")
@@ -294,8 +349,8 @@ int main(int argc, char** argv) {
   // systemd (Type=notify): ready now; with WatchdogSec=, a keep-alive every half period while
   // every worker's loop turns, so the wait for a signal has a timeout.
   sp::net::ServiceNotifier notifier;
-  const std::string status = "serving on " + config->listen_host + ":" + std::to_string(port) +
-                             " with " + std::to_string(workers) + " workers";
+  const std::string status =
+      "serving on " + listening + " with " + std::to_string(workers) + " workers";
   notifier.ready(status);
   const uint64_t watchdog_ms = notifier.watchdogIntervalMs();
   int sig = 0;
@@ -348,6 +403,9 @@ int main(int argc, char** argv) {
   pool.clear();
   if (!config->pidfile.empty()) {
     ::unlink(config->pidfile.c_str());
+  }
+  if (!config->listen_unix.empty()) {
+    ::unlink(config->listen_unix.c_str());
   }
   spdlog::info("shardproxy stopped");
   return 0;

@@ -75,7 +75,7 @@ struct Harness {
       fail("cannot listen: " + error);
     }
     context.bound_port = port;
-    worker = std::make_unique<sp::net::Worker>(0, context, fd);
+    worker = std::make_unique<sp::net::Worker>(0, context, std::vector<int>{fd});
     context.workers.push_back(worker.get());
     worker->startThread();
   }

@@ -7,8 +7,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "backend/resolve.h"
 #include "backend/send_queue.h"
+#include "backend/stream_socket.h"
 #include "core/assert.h"
 #include "core/clock.h"
 #include "net/worker.h"
@@ -81,20 +81,13 @@ void BackendConn::start() {
 }
 
 void BackendConn::connect() {
-  sockaddr_storage addr;
-  if (!resolveAddress(address_.host, address_.port, &addr)) {
-    fail("cannot resolve host");
-    return;
-  }
-  uv_tcp_init(worker_.loop(), &tcp_);
-  tcp_.data = this;
+  initStreamSocket(worker_.loop(), address_, &socket_, this);
   tcp_open_ = true;
   link_ = Link::kConnecting;
   connect_req_.data = this;
-  int rc = uv_tcp_connect(&connect_req_, &tcp_, reinterpret_cast<const sockaddr*>(&addr),
-                          &BackendConn::onConnectCb);
-  if (rc != 0) {
-    fail(uv_strerror(rc));
+  std::string error;
+  if (!connectStreamSocket(address_, &socket_, &connect_req_, &BackendConn::onConnectCb, &error)) {
+    fail(error);
     return;
   }
   uv_timer_start(&timer_, &BackendConn::onTimerCb, worker_.config().backend_connect_timeout_ms, 0);
@@ -124,10 +117,11 @@ void BackendConn::onConnected(int status) {
     stats_.reconnects.add();
   }
   stats_.connections_up.add();
-  uv_tcp_nodelay(&tcp_, 1);
-  worker_.setKeepAlive(&tcp_);
-  uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &BackendConn::onAllocCb,
-                &BackendConn::onReadCb);
+  if (!address_.isUnixSocket()) {
+    uv_tcp_nodelay(&socket_.tcp, 1);
+    worker_.setKeepAlive(&socket_.tcp);
+  }
+  uv_read_start(&socket_.stream, &BackendConn::onAllocCb, &BackendConn::onReadCb);
   // What a fresh connection must say before anything queued while it was connecting: AUTH
   // first, then HELLO 3 on a RESP3 connection, then READONLY on a cluster replica.
   if (replica_ && worker_.config().cluster_mode) {
@@ -219,7 +213,7 @@ void BackendConn::queue(std::string_view bytes, session::PendingRequest* request
 void BackendConn::startStallClock() { stall_.restart(worker_.loopNowMs(), writeQueue()); }
 
 size_t BackendConn::writeQueue() const {
-  return writing_ ? uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&tcp_)) : 0;
+  return writing_ ? uv_stream_get_write_queue_size(&socket_.stream) : 0;
 }
 
 uint64_t BackendConn::stallLimitMs() const {
@@ -265,7 +259,7 @@ void BackendConn::flush() {
   }
   out_peak_ = std::max(out_peak_, out_.size());
   uv_buf_t buf = uv_buf_init(const_cast<char*>(out_.readPtr()), static_cast<unsigned>(out_.size()));
-  int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
+  int n = uv_try_write(&socket_.stream, &buf, 1);
   if (n == static_cast<int>(out_.size())) {
     out_.clear();
     unsent_ops_ = 0;
@@ -283,8 +277,7 @@ void BackendConn::flush() {
   buf = uv_buf_init(const_cast<char*>(write_buf_.readPtr()),
                     static_cast<unsigned>(write_buf_.size()));
   write_req_.data = this;
-  int rc = uv_write(&write_req_, reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1,
-                    &BackendConn::onWriteCb);
+  int rc = uv_write(&write_req_, &socket_.stream, &buf, 1, &BackendConn::onWriteCb);
   if (rc != 0) {
     write_buf_.clear();
     fail(uv_strerror(rc));
@@ -292,7 +285,7 @@ void BackendConn::flush() {
   }
   writing_ = true;
   unsent_ops_ = 0;  // every queued byte is now the kernel's or libuv's to write
-  stall_.restart(freshNowMs(worker_.loop()), writeQueue(), kernelSendQueue(&tcp_));
+  stall_.restart(freshNowMs(worker_.loop()), writeQueue(), kernelSendQueue(&socket_.handle));
 }
 
 void BackendConn::onWriteCb(uv_write_t* req, int status) {
@@ -307,7 +300,7 @@ void BackendConn::onWriteCb(uv_write_t* req, int status) {
   }
   // The socket was backed up: the kernel's queue is the baseline from which the shard is seen to
   // take the rest.
-  self->stall_.restart(freshNowMs(self->worker_.loop()), 0, kernelSendQueue(&self->tcp_));
+  self->stall_.restart(freshNowMs(self->worker_.loop()), 0, kernelSendQueue(&self->socket_.handle));
   if (!self->out_.empty()) {
     self->worker_.markDirty(self);
   }
@@ -505,11 +498,11 @@ void BackendConn::closeSocket(bool keep_unsent) {
   }
   link_ = Link::kClosed;
   if (tcp_open_) {
-    uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+    uv_read_stop(&socket_.stream);
     tcp_open_ = false;
     tcp_closing_ = true;
     ++pending_closes_;
-    uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &BackendConn::onCloseCb);
+    uv_close(&socket_.handle, &BackendConn::onCloseCb);
   }
   if (timers_open_) {
     uv_timer_stop(&timer_);
@@ -628,7 +621,7 @@ void BackendConn::onRequestTimerCb(uv_timer_t* timer) {
   }
   const uint64_t limit = self->stallLimitMs();
   const uint64_t left = self->stall_.check(uv_now(self->worker_.loop()), self->writeQueue(),
-                                           kernelSendQueue(&self->tcp_), limit);
+                                           kernelSendQueue(&self->socket_.handle), limit);
   if (left > 0) {
     self->request_timer_armed_ = true;  // bytes moved since it was armed: wait for the rest
     self->timeout_confirming_ = false;

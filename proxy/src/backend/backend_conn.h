@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "backend/stall_watch.h"
+#include "backend/stream_socket.h"
 #include "core/buffer.h"
 #include "core/intrusive_queue.h"
 #include "net/worker_stats.h"
@@ -162,7 +163,7 @@ class BackendConn {
   uint32_t eject_ms_ = 0;      // current ejection length
   std::string last_failure_;
 
-  uv_tcp_t tcp_{};
+  StreamSocket socket_{};
   uv_connect_t connect_req_{};
   uv_write_t write_req_{};
   uv_timer_t timer_{};          // connect timeout while connecting; reconnect/ejection delay

@@ -8,8 +8,8 @@
 #include <spdlog/spdlog.h>
 
 #include "backend/backend_conn.h"
-#include "backend/resolve.h"
 #include "backend/send_queue.h"
+#include "backend/stream_socket.h"
 #include "core/assert.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
@@ -56,8 +56,7 @@ DedicatedConn::DedicatedConn(net::Worker& worker, DedicatedPool& pool, uint16_t 
       protocol_(protocol) {}
 
 void DedicatedConn::start() {
-  uv_tcp_init(worker_.loop(), &tcp_);
-  tcp_.data = this;
+  initStreamSocket(worker_.loop(), address_, &socket_, this);
   uv_timer_init(worker_.loop(), &timer_);
   timer_.data = this;
   open_handles_ = 2;
@@ -81,16 +80,11 @@ void DedicatedConn::start() {
     op.hello = true;
     ops_.push_back(op);
   }
-  sockaddr_storage addr;
-  if (!resolveAddress(address_.host, address_.port, &addr)) {
-    fail("cannot resolve host");
-    return;
-  }
   connect_req_.data = this;
-  const int rc = uv_tcp_connect(&connect_req_, &tcp_, reinterpret_cast<const sockaddr*>(&addr),
-                                &DedicatedConn::onConnectCb);
-  if (rc != 0) {
-    fail(uv_strerror(rc));
+  std::string error;
+  if (!connectStreamSocket(address_, &socket_, &connect_req_, &DedicatedConn::onConnectCb,
+                           &error)) {
+    fail(error);
     return;
   }
   uv_timer_start(&timer_, &DedicatedConn::onTimerCb, worker_.config().backend_connect_timeout_ms,
@@ -114,10 +108,11 @@ void DedicatedConn::onConnected(int status) {
     return;
   }
   link_ = Link::kUp;
-  uv_tcp_nodelay(&tcp_, 1);
-  worker_.setKeepAlive(&tcp_);
-  uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &DedicatedConn::onAllocCb,
-                &DedicatedConn::onReadCb);
+  if (!address_.isUnixSocket()) {
+    uv_tcp_nodelay(&socket_.tcp, 1);
+    worker_.setKeepAlive(&socket_.tcp);
+  }
+  uv_read_start(&socket_.stream, &DedicatedConn::onAllocCb, &DedicatedConn::onReadCb);
   armTimer();
   flush();
 }
@@ -147,7 +142,7 @@ void DedicatedConn::flush() {
     return;
   }
   uv_buf_t buf = uv_buf_init(const_cast<char*>(out_.readPtr()), static_cast<unsigned>(out_.size()));
-  const int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
+  const int n = uv_try_write(&socket_.stream, &buf, 1);
   if (n == static_cast<int>(out_.size())) {
     out_.clear();
     out_.shrinkIfEmpty(kKeepBytes);  // a large command has gone: its memory goes too
@@ -165,15 +160,14 @@ void DedicatedConn::flush() {
   buf = uv_buf_init(const_cast<char*>(write_buf_.readPtr()),
                     static_cast<unsigned>(write_buf_.size()));
   write_req_.data = this;
-  const int rc = uv_write(&write_req_, reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1,
-                          &DedicatedConn::onWriteCb);
+  const int rc = uv_write(&write_req_, &socket_.stream, &buf, 1, &DedicatedConn::onWriteCb);
   if (rc != 0) {
     write_buf_.clear();
     fail(uv_strerror(rc));
     return;
   }
   writing_ = true;
-  stall_.restart(freshNowMs(worker_.loop()), writeQueue(), kernelSendQueue(&tcp_));
+  stall_.restart(freshNowMs(worker_.loop()), writeQueue(), kernelSendQueue(&socket_.handle));
 }
 
 void DedicatedConn::onWriteCb(uv_write_t* req, int status) {
@@ -189,7 +183,7 @@ void DedicatedConn::onWriteCb(uv_write_t* req, int status) {
     return;
   }
   // As BackendConn::onWriteCb: the kernel's queue is the baseline for the shard taking the rest.
-  self->stall_.restart(freshNowMs(self->worker_.loop()), 0, kernelSendQueue(&self->tcp_));
+  self->stall_.restart(freshNowMs(self->worker_.loop()), 0, kernelSendQueue(&self->socket_.handle));
   self->flush();
 }
 
@@ -316,7 +310,7 @@ void DedicatedConn::armTimer() {
 }
 
 size_t DedicatedConn::writeQueue() const {
-  return writing_ ? uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&tcp_)) : 0;
+  return writing_ ? uv_stream_get_write_queue_size(&socket_.stream) : 0;
 }
 
 uint64_t DedicatedConn::stallLimitMs() const {
@@ -343,7 +337,7 @@ void DedicatedConn::onTimerCb(uv_timer_t* timer) {
   }
   const uint64_t limit = self->stallLimitMs();
   const uint64_t left = self->stall_.check(uv_now(self->worker_.loop()), self->writeQueue(),
-                                           kernelSendQueue(&self->tcp_), limit);
+                                           kernelSendQueue(&self->socket_.handle), limit);
   if (left > 0) {
     uv_timer_start(&self->timer_, &DedicatedConn::onTimerCb, left, 0);  // bytes moved
     return;
@@ -398,9 +392,9 @@ void DedicatedConn::close(std::string_view reason) {
   pool_.forget(this);
   failOps(reason);
   link_ = Link::kClosed;
-  uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+  uv_read_stop(&socket_.stream);
   uv_timer_stop(&timer_);
-  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &DedicatedConn::onCloseCb);
+  uv_close(&socket_.handle, &DedicatedConn::onCloseCb);
   uv_close(reinterpret_cast<uv_handle_t*>(&timer_), &DedicatedConn::onCloseCb);
 }
 

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "backend/stall_watch.h"
+#include "backend/stream_socket.h"
 #include "core/buffer.h"
 #include "resp/protocol.h"
 #include "resp/reply_scanner.h"
@@ -137,7 +138,7 @@ class DedicatedConn {
   bool closing_ = false;
   bool writing_ = false;
   int open_handles_ = 0;
-  uv_tcp_t tcp_{};
+  StreamSocket socket_{};
   uv_connect_t connect_req_{};
   uv_write_t write_req_{};
   uv_timer_t timer_{};

@@ -19,11 +19,10 @@
 
 namespace sp::backend {
 
-inline size_t kernelSendQueue(const uv_tcp_t* tcp) {
+inline size_t kernelSendQueue(const uv_handle_t* socket) {
   uv_os_fd_t fd = -1;
   int queued = 0;
-  if (uv_fileno(reinterpret_cast<const uv_handle_t*>(tcp), &fd) != 0 ||
-      ioctl(fd, SIOCOUTQ, &queued) != 0 || queued < 0) {
+  if (uv_fileno(socket, &fd) != 0 || ioctl(fd, SIOCOUTQ, &queued) != 0 || queued < 0) {
     return StallWatch::kUnknown;
   }
   return static_cast<size_t>(queued);

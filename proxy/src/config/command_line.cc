@@ -16,6 +16,7 @@ enum class Flag {
   kCheckConfig,
   kListen,
   kPort,
+  kUnixPerm,
   kWorkers,
   kShards,
   kCluster,
@@ -41,6 +42,7 @@ constexpr FlagSpec kFlags[] = {
     {"--check-config", "", Flag::kCheckConfig, true},
     {"--listen", "", Flag::kListen, true},
     {"--port", "", Flag::kPort, true},
+    {"--unix-perm", "", Flag::kUnixPerm, true},
     {"--workers", "", Flag::kWorkers, true},
     {"--shards", "", Flag::kShards, true},
     {"--cluster", "", Flag::kCluster, true},
@@ -151,6 +153,8 @@ class Parser {
       out_->port = port_from_flag_;
     } else if (port_from_listen_ >= 0) {
       out_->port = port_from_listen_;
+    } else if (!out_->listen_unix.empty() && !tcp_listen_given_) {
+      out_->port = 0;  // --listen unix:PATH alone: no TCP listener
     }
     return std::move(errors_);
   }
@@ -178,6 +182,14 @@ class Parser {
         out_->pool = std::string(value);
         break;
       case Flag::kListen: {
+        if (value.starts_with("unix:")) {
+          uint16_t unused = 0;
+          if (!parseServerAddress(value, &out_->listen_unix, &unused, &message)) {
+            error(name, message);
+          }
+          break;
+        }
+        tcp_listen_given_ = true;
         std::string host;
         int port = -1;
         if (!parseListen(value, &host, &port, &message)) {
@@ -190,11 +202,20 @@ class Parser {
       }
       case Flag::kPort: {
         uint16_t port = 0;
-        if (!parsePort(value, &port, &message)) {
+        if (value != "0" && !parsePort(value, &port, &message)) {
           error(name, message);
           break;
         }
         port_from_flag_ = port;
+        break;
+      }
+      case Flag::kUnixPerm: {
+        uint32_t perm = 0;
+        if (!parseFileMode(value, &perm, &message)) {
+          error(name, message);
+          break;
+        }
+        out_->unix_perm = static_cast<int>(perm);
         break;
       }
       case Flag::kWorkers: {
@@ -262,6 +283,7 @@ class Parser {
   std::vector<ConfigError> errors_;
   int port_from_flag_ = -1;  // --port wins over a port in --listen, whatever the order
   int port_from_listen_ = -1;
+  bool tcp_listen_given_ = false;  // a --listen that is not unix:PATH
 };
 
 }  // namespace
@@ -289,7 +311,7 @@ std::vector<ConfigError> parseShardList(std::string_view list, std::vector<Shard
     if (entry.empty()) {
       errors.push_back({"--shards", "entry " + std::to_string(index) + " is empty in '" +
                                         std::string(list) + "'"});
-    } else if (!parseHostPort(entry, &shard.host, &shard.port, &message)) {
+    } else if (!parseServerAddress(entry, &shard.host, &shard.port, &message)) {
       errors.push_back({"--shards", message});
     } else {
       out->push_back(std::move(shard));
@@ -317,7 +339,11 @@ std::string usage() {
          "      --check-config FILE  validate FILE (with the other flags), print problems, exit\n"
          "                           0 when valid, 2 when not\n"
          "      --listen HOST[:PORT] address to listen on ([::1]:6380 for IPv6)\n"
-         "      --port N             port to listen on (wins over a port in --listen)\n"
+         "      --listen unix:PATH   accept clients on a Unix socket; with it alone, not on TCP\n"
+         "                           (add --port N or a TCP --listen for both)\n"
+         "      --unix-perm OCTAL    mode of the Unix socket file (e.g. 660); default: the "
+         "umask's\n"
+         "      --port N             port to listen on (wins over a port in --listen); 0 = no TCP\n"
          "      --workers N          worker threads; 0 = one per core\n"
          "      --shards H:P,H:P,... shard addresses (replaces the file's shards; slots split\n"
          "                           evenly)\n"

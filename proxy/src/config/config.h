@@ -99,7 +99,9 @@ struct AuthConfig {
 
 struct Config {
   std::string listen_host = "127.0.0.1";       // listen.host
-  uint16_t listen_port = 6380;                 // listen.port
+  uint16_t listen_port = 6380;                 // listen.port; 0 = no TCP listener (listen.unix)
+  std::string listen_unix;                     // listen.unix: a Unix socket path too ("" = none)
+  uint32_t listen_unix_perm = 0;               // listen.unix_perm: its mode; 0 = the umask's
   int workers = 0;                             // workers: 0 = one per core
   std::vector<ShardConfig> shards;             // shards
   PlacementConfig placement;                   // placement

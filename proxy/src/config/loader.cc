@@ -89,8 +89,14 @@ std::vector<ConfigError> buildConfig(const CommandLine& cmdline, Config* out) {
   if (!cmdline.listen_host.empty()) {
     out->listen_host = cmdline.listen_host;
   }
+  if (!cmdline.listen_unix.empty()) {
+    out->listen_unix = cmdline.listen_unix;
+  }
+  if (cmdline.unix_perm >= 0) {
+    out->listen_unix_perm = static_cast<uint32_t>(cmdline.unix_perm);
+  }
   if (cmdline.port >= 0) {
-    if (cmdline.port == 0 || cmdline.port > 65535) {
+    if (cmdline.port > 65535) {
       errors.push_back(
           {"--port", "port must be 1..65535, got '" + std::to_string(cmdline.port) + "'"});
     } else {

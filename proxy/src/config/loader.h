@@ -41,7 +41,9 @@ struct CommandLine {
   bool show_version = false;  // --version
   // Overrides; empty / negative = not given.
   std::string listen_host;     // --listen HOST (or HOST:PORT)
-  int port = -1;               // --port N
+  int port = -1;               // --port N (0: no TCP listener)
+  std::string listen_unix;     // --listen unix:PATH
+  int unix_perm = -1;          // --unix-perm OCTAL
   int workers = -1;            // --workers N
   std::string shards;          // --shards h:p,h:p,...
   std::string cluster;         // --cluster h:p,h:p,...: Redis Cluster seeds (backend.mode cluster)

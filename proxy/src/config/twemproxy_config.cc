@@ -139,12 +139,21 @@ class PoolReader {
     }
   }
 
+  // "host:port", or a Unix socket as "/path [mode]" (the mode in octal, as nutcracker reads it).
   void readListen(const std::string& text) {
-    if (!text.empty() && text.front() == '/') {
-      error(path("listen"), "Unix socket listen addresses are not supported yet; give host:port");
+    std::string message;
+    if (isUnixPath(text)) {
+      const size_t space = text.find(' ');
+      const size_t mode_at = text.find_first_not_of(' ', space);
+      if (mode_at != std::string::npos &&
+          !parseFileMode(text.substr(mode_at), &out_->listen_unix_perm, &message)) {
+        error(path("listen"), message);
+        return;
+      }
+      out_->listen_unix = text.substr(0, space);
+      out_->listen_port = 0;
       return;
     }
-    std::string message;
     if (!parseHostPort(text, &out_->listen_host, &out_->listen_port, &message)) {
       error(path("listen"), message);
     }

@@ -71,8 +71,14 @@ class Validator {
     } else if (!isValidHost(c.listen_host)) {
       error("listen.host", "invalid host '" + c.listen_host + "'");
     }
-    if (c.listen_port == 0) {
-      error("listen.port", "port must be 1..65535, got '0'");
+    if (c.listen_port == 0 && c.listen_unix.empty()) {
+      error("listen.port", "0 turns the TCP listener off, so listen.unix must name a socket");
+    }
+    if (!c.listen_unix.empty() && !isUnixPath(c.listen_unix)) {
+      error("listen.unix", "expected an absolute path, got '" + c.listen_unix + "'");
+    } else if (c.listen_unix.size() > kMaxUnixPathBytes) {
+      error("listen.unix", "the path is longer than " + std::to_string(kMaxUnixPathBytes) +
+                               " bytes, the most a Unix socket address holds");
     }
     if (c.workers < 0 || c.workers > kMaxWorkers) {
       error("workers", "must be 0 (one per core) to " + std::to_string(kMaxWorkers) + ", got " +
@@ -309,6 +315,13 @@ class Validator {
       }
       if (shard.host.empty()) {
         error(address_path, "missing host");
+        continue;
+      }
+      if (isUnixPath(shard.host)) {
+        if (auto [it, inserted] = addresses.emplace(std::make_pair(shard.host, 0), i); !inserted) {
+          error(address_path, "duplicate address " + formatHostPort(shard.host, 0) + " (also " +
+                                  shardPath(it->second) + ")");
+        }
         continue;
       }
       if (!isValidHost(shard.host)) {

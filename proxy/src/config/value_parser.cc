@@ -185,7 +185,50 @@ bool isLogLevel(std::string_view level) {
   return std::find(kLevels.begin(), kLevels.end(), level) != kLevels.end();
 }
 
+bool parseFileMode(std::string_view text, uint32_t* out, std::string* error) {
+  uint32_t mode = 0;
+  const bool digits =
+      !text.empty() && text.size() <= 4 &&
+      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '7'; });
+  if (digits) {
+    for (char c : text) {
+      mode = mode * 8 + static_cast<uint32_t>(c - '0');
+    }
+  }
+  if (!digits || mode > 0777) {
+    *error = "expected an octal file mode 0..777 (e.g. 660), got " + quoted(text);
+    return false;
+  }
+  *out = mode;
+  return true;
+}
+
+bool parseServerAddress(std::string_view text, std::string* host, uint16_t* port,
+                        std::string* error) {
+  std::string_view path = text;
+  if (path.starts_with("unix:")) {
+    path.remove_prefix(5);
+  } else if (!isUnixPath(path)) {
+    return parseHostPort(text, host, port, error);
+  }
+  if (!isUnixPath(path)) {
+    *error = "a Unix socket needs an absolute path, got " + quoted(text);
+    return false;
+  }
+  if (path.size() > kMaxUnixPathBytes) {
+    *error = "Unix socket path " + quoted(path) + " is longer than " +
+             std::to_string(kMaxUnixPathBytes) + " bytes";
+    return false;
+  }
+  *host = std::string(path);
+  *port = 0;
+  return true;
+}
+
 std::string formatHostPort(std::string_view host, uint16_t port) {
+  if (isUnixPath(host)) {
+    return "unix:" + std::string(host);
+  }
   std::string out;
   if (host.find(':') != std::string_view::npos) {
     out = "[" + std::string(host) + "]";

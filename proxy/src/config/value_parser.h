@@ -27,10 +27,24 @@ bool isValidHost(std::string_view host);
 // "host:port", "[ipv6]:port". *host gets the host without brackets.
 bool parseHostPort(std::string_view text, std::string* host, uint16_t* port, std::string* error);
 
+// Unix socket paths: absolute, and short enough for sockaddr_un (107 bytes).
+inline constexpr size_t kMaxUnixPathBytes = 107;
+// A Unix socket's address is its absolute path; a host never starts with '/'.
+inline bool isUnixPath(std::string_view host) { return !host.empty() && host.front() == '/'; }
+
+// A file mode in octal, 0..777 ("660", "0660").
+bool parseFileMode(std::string_view text, uint32_t* out, std::string* error);
+
+// A server's address: "host:port", "[ipv6]:port", or a Unix socket as "unix:/path" or "/path"
+// (*host gets the path, *port 0).
+bool parseServerAddress(std::string_view text, std::string* host, uint16_t* port,
+                        std::string* error);
+
 // One of trace, debug, info, warn, error, critical, off (spdlog's names; lower case).
 bool isLogLevel(std::string_view level);
 
-// "host:port" for logs and messages, with brackets around IPv6 literals.
+// "host:port" for logs and messages, with brackets around IPv6 literals; "unix:/path" for a
+// Unix socket.
 std::string formatHostPort(std::string_view host, uint16_t port);
 
 // "primary", "prefer-replica", "replica-only", "round-robin".

@@ -373,16 +373,31 @@ class YamlReader {
   }
 
   void readListen(const YAML::Node& node, const std::string& path, Config* out) {
-    forEachKey(node, path, {"host", "port"},
+    forEachKey(node, path, {"host", "port", "unix", "unix_perm"},
                [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
                  if (key == "host") {
                    readString(value, key_path, &out->listen_host);
                    return;
                  }
+                 if (key == "unix") {
+                   readString(value, key_path, &out->listen_unix);
+                   return;
+                 }
                  std::string text;
                  std::string message;
-                 if (scalar(value, key_path, "a port number", &text) &&
-                     !parsePort(text, &out->listen_port, &message)) {
+                 if (key == "unix_perm") {
+                   if (scalar(value, key_path, "an octal file mode", &text) &&
+                       !parseFileMode(text, &out->listen_unix_perm, &message)) {
+                     error(key_path, message);
+                   }
+                   return;
+                 }
+                 if (!scalar(value, key_path, "a port number", &text)) {
+                   return;
+                 }
+                 if (text == "0") {
+                   out->listen_port = 0;  // no TCP listener: listen.unix only
+                 } else if (!parsePort(text, &out->listen_port, &message)) {
                    error(key_path, message);
                  }
                });
@@ -578,7 +593,7 @@ class YamlReader {
     std::string text;
     std::string message;
     if (scalar(node, path, "host:port", &text) &&
-        !parseHostPort(text, &out->host, &out->port, &message)) {
+        !parseServerAddress(text, &out->host, &out->port, &message)) {
       error(path, message);
     }
   }

@@ -32,6 +32,7 @@
 #include <map>
 #include <random>
 
+#include "config/value_parser.h"
 #include "core/clock.h"
 #include "net/proxy_context.h"
 #include "net/worker.h"
@@ -49,11 +50,6 @@ void line(std::string& out, std::string_view key, const std::string& value) {
 
 void line(std::string& out, std::string_view key, uint64_t value) {
   line(out, key, std::to_string(value));
-}
-
-std::string hostPort(const std::string& host, uint16_t port) {
-  std::string out = host.find(':') != std::string::npos ? "[" + host + "]" : host;
-  return out + ":" + std::to_string(port);
 }
 
 enum Section : uint32_t {
@@ -576,8 +572,8 @@ std::string infoReport(const ProxyContext& context, std::string_view sections, b
             ",worker" + std::to_string(context.workers[w]->index()) + "=" + s.worker_states[w];
       }
       line(out, s.address.name,
-           "addr=" + hostPort(s.address.host, s.address.port) + ",state=" + s.state() +
-               ",connections_up=" + std::to_string(t.connections_up) + "/" +
+           "addr=" + config::formatHostPort(s.address.host, s.address.port) +
+               ",state=" + s.state() + ",connections_up=" + std::to_string(t.connections_up) + "/" +
                std::to_string(s.connections_configured) + ",slots=" + s.slots +
                ",requests=" + std::to_string(t.requests) + ",errors=" + std::to_string(t.errors) +
                ",inflight=" + std::to_string(t.inflight) +
@@ -589,7 +585,7 @@ std::string infoReport(const ProxyContext& context, std::string_view sections, b
       if (!s.address.replicas.empty()) {
         std::string addrs;
         for (const auto& rep : s.address.replicas) {
-          addrs += (addrs.empty() ? "" : " ") + hostPort(rep.host, rep.port);
+          addrs += (addrs.empty() ? "" : " ") + config::formatHostPort(rep.host, rep.port);
         }
         line(out, s.address.name + "_replicas",
              "addrs=" + addrs + ",connections_up=" + std::to_string(s.replica.connections_up) +

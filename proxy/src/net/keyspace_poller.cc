@@ -30,7 +30,9 @@ bool parseField(std::string_view text, std::string_view key, uint64_t* out) {
 ShardKeyspace poll(const route::ShardAddress& shard) {
   ShardKeyspace out;
   out.shard = shard.name;
-  redisContext* c = redisConnectWithTimeout(shard.host.c_str(), shard.port, kConnectTimeout);
+  redisContext* c = shard.isUnixSocket()
+                        ? redisConnectUnixWithTimeout(shard.host.c_str(), kConnectTimeout)
+                        : redisConnectWithTimeout(shard.host.c_str(), shard.port, kConnectTimeout);
   if (c == nullptr || c->err != 0) {
     if (c != nullptr) {
       redisFree(c);

@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -59,21 +61,7 @@ int bindListenSocket(const std::string& host, uint16_t port, uint16_t* bound_por
                      std::string* error) {
   sockaddr_storage addr{};
   socklen_t len = 0;
-  auto* v4 = reinterpret_cast<sockaddr_in*>(&addr);
-  auto* v6 = reinterpret_cast<sockaddr_in6*>(&addr);
-  std::string h = host;
-  if (h.size() > 2 && h.front() == '[' && h.back() == ']') {
-    h = h.substr(1, h.size() - 2);
-  }
-  if (inet_pton(AF_INET, h.c_str(), &v4->sin_addr) == 1) {
-    v4->sin_family = AF_INET;
-    v4->sin_port = htons(port);
-    len = sizeof(sockaddr_in);
-  } else if (inet_pton(AF_INET6, h.c_str(), &v6->sin6_addr) == 1) {
-    v6->sin6_family = AF_INET6;
-    v6->sin6_port = htons(port);
-    len = sizeof(sockaddr_in6);
-  } else {
+  if (!toSockaddr(host, port, &addr, &len)) {
     *error = "listen address '" + host + "' is not an IPv4 or IPv6 literal";
     return -1;
   }
@@ -100,6 +88,52 @@ int bindListenSocket(const std::string& host, uint16_t port, uint16_t* bound_por
   *bound_port =
       ntohs(actual.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&actual)->sin_port
                                         : reinterpret_cast<sockaddr_in6*>(&actual)->sin6_port);
+  return fd;
+}
+
+int bindUnixListenSocket(const std::string& path, uint32_t mode, std::string* error) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
+    *error = "listen.unix '" + path + "': not a usable Unix socket path";
+    return -1;
+  }
+  std::memcpy(addr.sun_path, path.data(), path.size());
+  const auto* sa = reinterpret_cast<const sockaddr*>(&addr);
+  // A socket file left by a process that is gone is replaced; one that answers is in use.
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) {
+      *error = "listen.unix " + path + ": the file exists and is not a socket";
+      return -1;
+    }
+    const int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const bool answered = probe >= 0 && ::connect(probe, sa, sizeof(addr)) == 0;
+    if (probe >= 0) {
+      ::close(probe);
+    }
+    if (answered) {
+      *error = "listen.unix " + path + " is already in use (another shardproxy?)";
+      return -1;
+    }
+    ::unlink(path.c_str());
+  }
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    *error = std::string("socket: ") + std::strerror(errno);
+    return -1;
+  }
+  if (bind(fd, sa, sizeof(addr)) != 0) {
+    *error = "bind " + path + ": " + std::strerror(errno);
+    ::close(fd);
+    return -1;
+  }
+  if (mode != 0 && ::chmod(path.c_str(), static_cast<mode_t>(mode)) != 0) {
+    *error = "chmod " + path + ": " + std::strerror(errno);
+    ::close(fd);
+    ::unlink(path.c_str());
+    return -1;
+  }
   return fd;
 }
 

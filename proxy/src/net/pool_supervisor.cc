@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,7 +35,8 @@ constexpr std::chrono::seconds kStopGrace{10};
 struct PoolProcess {
   std::string name;
   std::string listen_host;
-  uint16_t listen_port = 0;
+  uint16_t listen_port = 0;  // 0: the pool listens on listen_unix only
+  std::string listen_unix;
   std::string metrics;  // host:port, or "off"
   pid_t pid = -1;
 };
@@ -101,6 +103,22 @@ bool spawnPool(const config::CommandLine& cmdline, PoolProcess* pool) {
 }
 
 // A pool is up when its listen address takes a connection (closed at once).
+bool acceptsUnix(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) {
+    return false;
+  }
+  std::memcpy(addr.sun_path, path.data(), path.size());
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const bool ok =
+      fd >= 0 && ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+  if (fd >= 0) {
+    ::close(fd);
+  }
+  return ok;
+}
+
 bool accepts(const std::string& host, uint16_t port) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
@@ -204,7 +222,7 @@ int superviseTwemproxyPools(const config::CommandLine& cmdline,
         config::parseHostPort(c.metrics_listen, &metrics_host, &metrics_port, &ignored);
       }
     }
-    PoolProcess p{names[i], c.listen_host, c.listen_port, "off", -1};
+    PoolProcess p{names[i], c.listen_host, c.listen_port, c.listen_unix, "off", -1};
     if (metrics_port != 0 && metrics_port + i <= 65535) {
       p.metrics = config::formatHostPort(metrics_host, static_cast<uint16_t>(metrics_port + i));
     }
@@ -230,8 +248,10 @@ int superviseTwemproxyPools(const config::CommandLine& cmdline,
       stopAll(pools, SIGTERM, kStopGrace);
       return 1;
     }
-    spdlog::info("pool {}: pid {} serving {}:{}, metrics {}", p.name, p.pid, p.listen_host,
-                 p.listen_port, p.metrics);
+    spdlog::info("pool {}: pid {} serving {}, metrics {}", p.name, p.pid,
+                 p.listen_port != 0 ? config::formatHostPort(p.listen_host, p.listen_port)
+                                    : "unix:" + p.listen_unix,
+                 p.metrics);
   }
   // Ready when every pool accepts connections (or gave up: then exit like it).
   ServiceNotifier notifier;
@@ -247,7 +267,9 @@ int superviseTwemproxyPools(const config::CommandLine& cmdline,
     }
     ready = 0;
     for (const PoolProcess& p : pools) {
-      ready += accepts(p.listen_host, p.listen_port) ? 1 : 0;
+      const bool up =
+          p.listen_port != 0 ? accepts(p.listen_host, p.listen_port) : acceptsUnix(p.listen_unix);
+      ready += up ? 1 : 0;
     }
     if (std::chrono::steady_clock::now() > start_deadline) {
       spdlog::error("{} of {} pools listening after {} s; stopping them", ready, pools.size(),

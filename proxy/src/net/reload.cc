@@ -60,6 +60,8 @@ ReloadOutcome Reloader::reload(std::string_view trigger) {
   std::string notes;
   keep("listen.host", running->listen_host, &fresh->listen_host, &notes);
   keep("listen.port", running->listen_port, &fresh->listen_port, &notes);
+  keep("listen.unix", running->listen_unix, &fresh->listen_unix, &notes);
+  keep("listen.unix_perm", running->listen_unix_perm, &fresh->listen_unix_perm, &notes);
   keep("workers", running->workers, &fresh->workers, &notes);
   keep("metrics.listen", running->metrics_listen, &fresh->metrics_listen, &notes);
   if (!notes.empty()) {

@@ -68,15 +68,21 @@ const char* backendStateName(BackendState state) {
   return "unknown";
 }
 
-Worker::Worker(int index, ProxyContext& context, int listen_fd)
+Worker::Worker(int index, ProxyContext& context, std::vector<int> listen_fds)
     : index_(index),
       context_(context),
-      listen_fd_(listen_fd),
       config_(context.config()),
       topology_(context.topology()),
       stats_(shardNames(*topology_)),
       read_buffer_(new char[kReadBufferSize]),
       dedicated_(std::make_unique<backend::DedicatedPool>(*this)) {
+  for (int fd : listen_fds) {
+    sockaddr_storage addr{};
+    socklen_t len = sizeof addr;
+    const bool unix_socket = ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0 &&
+                             addr.ss_family == AF_UNIX;
+    listeners_.push_back(std::make_unique<Listener>(Listener{this, fd, unix_socket}));
+  }
   applyLimits();
   uv_loop_init(&loop_);
   loop_.data = this;
@@ -281,14 +287,16 @@ void Worker::startPingTimer() {
 }
 
 void Worker::run() {
-  if (::listen(listen_fd_, kListenBacklog) != 0) {
-    spdlog::critical("worker {}: listen failed: {}", index_, std::strerror(errno));
-    std::abort();
+  for (auto& listener : listeners_) {
+    if (::listen(listener->fd, kListenBacklog) != 0) {
+      spdlog::critical("worker {}: listen failed: {}", index_, std::strerror(errno));
+      std::abort();
+    }
+    int rc = uv_poll_init_socket(&loop_, &listener->poll, listener->fd);
+    SP_ASSERT(rc == 0);
+    listener->poll.data = listener.get();
   }
-  int rc = uv_poll_init_socket(&loop_, &listener_, listen_fd_);
-  SP_ASSERT(rc == 0);
-  listener_.data = this;
-  uv_poll_start(&listener_, UV_READABLE, &Worker::onListenerCb);
+  startListening();
   spare_fd_ = openSpare();
   uv_timer_init(&loop_, &accept_timer_);
   accept_timer_.data = this;
@@ -322,8 +330,15 @@ void Worker::run() {
   spdlog::debug("worker {}: stopped", index_);
 }
 
+void Worker::startListening() {
+  for (auto& listener : listeners_) {
+    uv_poll_start(&listener->poll, UV_READABLE, &Worker::onListenerCb);
+  }
+}
+
 void Worker::onListenerCb(uv_poll_t* poll, int status, int /*events*/) {
-  auto* self = static_cast<Worker*>(poll->data);
+  auto* listener = static_cast<Listener*>(poll->data);
+  Worker* self = listener->worker;
   if (status < 0) {
     if (self->log_limiter_.allow()) {
       spdlog::warn("worker {}: listening socket error: {}", self->index_, uv_strerror(status));
@@ -331,14 +346,14 @@ void Worker::onListenerCb(uv_poll_t* poll, int status, int /*events*/) {
     self->pauseAccepting();
     return;
   }
-  self->onAcceptable();
+  self->onAcceptable(*listener);
 }
 
-void Worker::onAcceptable() {
+void Worker::onAcceptable(const Listener& listener) {
   for (int i = 0; i < kAcceptBatch && !draining_; ++i) {
-    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    const int fd = ::accept4(listener.fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd >= 0) {
-      onConnection(fd);
+      onConnection(fd, listener.unix_socket);
       continue;
     }
     const int err = errno;
@@ -348,7 +363,7 @@ void Worker::onAcceptable() {
     if (err == EINTR || err == ECONNABORTED) {
       continue;
     }
-    if ((err == EMFILE || err == ENFILE) && refuseOnSpare()) {
+    if ((err == EMFILE || err == ENFILE) && refuseOnSpare(listener.fd)) {
       continue;
     }
     // No spare descriptor either (or ENOBUFS, ENOMEM): the connection waits in the backlog, and
@@ -362,7 +377,7 @@ void Worker::onAcceptable() {
   }
 }
 
-bool Worker::refuseOnSpare() {
+bool Worker::refuseOnSpare(int listen_fd) {
   if (spare_fd_ < 0) {
     // Lost to another thread after the last refusal; a descriptor is free again if it opens.
     spare_fd_ = openSpare();
@@ -370,7 +385,7 @@ bool Worker::refuseOnSpare() {
   }
   ::close(spare_fd_);
   spare_fd_ = -1;
-  const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
   const int accept_errno = fd < 0 ? errno : 0;
   if (fd >= 0) {
     // Best effort, as redis-server does: the error fits any socket buffer.
@@ -393,19 +408,21 @@ void Worker::pauseAccepting() {
   if (draining_ || closed_) {
     return;
   }
-  uv_poll_stop(&listener_);
+  for (auto& listener : listeners_) {
+    uv_poll_stop(&listener->poll);
+  }
   uv_timer_start(
       &accept_timer_,
       [](uv_timer_t* t) {
         auto* self = static_cast<Worker*>(t->data);
         if (!self->draining_) {
-          uv_poll_start(&self->listener_, UV_READABLE, &Worker::onListenerCb);
+          self->startListening();
         }
       },
       kAcceptPauseMs, 0);
 }
 
-void Worker::onConnection(int fd) {
+void Worker::onConnection(int fd, bool unix_socket) {
   uint64_t id = context_.next_client_id.fetch_add(1, std::memory_order_relaxed);
   auto* session = new session::ClientSession(*this, id);
   uv_tcp_init(&loop_, session->handle());
@@ -429,7 +446,7 @@ void Worker::onConnection(int fd) {
     return;
   }
   stats_.connections_accepted.add();
-  session->start();
+  session->start(unix_socket);
 }
 
 void Worker::setKeepAlive(uv_tcp_t* tcp) const {
@@ -763,9 +780,11 @@ void Worker::onStopRequested() {
   }
   draining_ = true;
   uv_timer_stop(&accept_timer_);
-  uv_close(reinterpret_cast<uv_handle_t*>(&listener_), [](uv_handle_t* h) {
-    ::close(static_cast<Worker*>(h->data)->listen_fd_);  // polled, not owned, by the handle
-  });
+  for (auto& listener : listeners_) {
+    uv_close(reinterpret_cast<uv_handle_t*>(&listener->poll), [](uv_handle_t* h) {
+      ::close(static_cast<Listener*>(h->data)->fd);  // polled, not owned, by the handle
+    });
+  }
   drain_deadline_ms_ = monoMicros() / 1000 + config_->shutdown_timeout_ms;
   uv_timer_start(
       &drain_timer_, [](uv_timer_t* t) { static_cast<Worker*>(t->data)->onDrainTimer(); }, 0,

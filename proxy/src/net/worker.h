@@ -40,7 +40,9 @@ namespace sp::net {
 
 class Worker {
  public:
-  Worker(int index, ProxyContext& context, int listen_fd);
+  // listen_fds: the worker's own SO_REUSEPORT TCP socket and/or its copy (dup) of the shared
+  // Unix socket; the worker owns and closes them.
+  Worker(int index, ProxyContext& context, std::vector<int> listen_fds);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -147,10 +149,17 @@ class Worker {
   // answer to EMFILE is to accept and close every waiting connection without a word: when
   // descriptors run out, spare_fd_ is given up for a moment to accept one connection, write it
   // "-ERR max number of clients reached" and close it (counted, logged), as redis-server answers.
+  struct Listener {
+    Worker* worker;
+    int fd;
+    bool unix_socket;  // listen.unix's, else TCP
+    uv_poll_t poll{};  // readable: connections wait in fd's backlog
+  };
   static void onListenerCb(uv_poll_t* poll, int status, int events);
-  void onAcceptable();
-  void onConnection(int fd);
-  bool refuseOnSpare();   // EMFILE/ENFILE: false when no spare descriptor could be had
+  void startListening();
+  void onAcceptable(const Listener& listener);
+  void onConnection(int fd, bool unix_socket);
+  bool refuseOnSpare(int listen_fd);  // EMFILE/ENFILE: false when no spare descriptor could be had
   void pauseAccepting();  // for kAcceptPauseMs, when accept fails and cannot be answered
   void startIdleTimer();  // limits.timeout: the idle-client sweep, or none
   void onIdleTimer();
@@ -185,11 +194,10 @@ class Worker {
 
   int index_;
   ProxyContext& context_;
-  int listen_fd_;
+  std::vector<std::unique_ptr<Listener>> listeners_;  // each polled, not owned, by its handle
   std::shared_ptr<const config::Config> config_;
   route::TopologyPtr topology_;
   uv_loop_t loop_{};
-  uv_poll_t listener_{};       // readable: connections wait in listen_fd_'s backlog
   uv_timer_t accept_timer_{};  // pauseAccepting()
   int spare_fd_ = -1;          // /dev/null, given up to refuse a connection on EMFILE
   uv_timer_t idle_timer_{};    // limits.timeout sweep

@@ -22,6 +22,9 @@ struct ShardAddress {
   ShardAddress(std::string name_in, std::string host_in, uint16_t port_in)
       : name(std::move(name_in)), host(std::move(host_in)), port(port_in) {}
 
+  // A Unix socket's address is its path (port 0): the config's "unix:/path" or "/path".
+  bool isUnixSocket() const { return !host.empty() && host.front() == '/'; }
+
   std::string name;
   std::string host;
   uint16_t port = 0;

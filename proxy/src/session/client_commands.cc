@@ -2,7 +2,10 @@
 #include "session/client_commands.h"
 
 #include <arpa/inet.h>
+#include <sys/un.h>
 #include <uv.h>
+
+#include <cstring>
 
 #include <algorithm>
 #include <charconv>
@@ -45,16 +48,12 @@ std::string socketAddress(const sockaddr_storage& addr) {
     port = ntohs(in6->sin6_port);
     return std::string(host) + ":" + std::to_string(port);
   }
-  return "?:0";
-}
-
-std::string peerAddress(ClientSession& session) {
-  sockaddr_storage addr{};
-  int len = sizeof addr;
-  if (uv_tcp_getpeername(session.handle(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    return "?:0";
+  if (addr.ss_family == AF_UNIX) {
+    // The listening socket's path, as redis-server shows it.
+    const auto* un = reinterpret_cast<const sockaddr_un*>(&addr);
+    return std::string(un->sun_path, strnlen(un->sun_path, sizeof un->sun_path)) + ":0";
   }
-  return socketAddress(addr);
+  return "?:0";
 }
 
 std::string localAddress(ClientSession& session) {
@@ -64,6 +63,16 @@ std::string localAddress(ClientSession& session) {
     return "?:0";
   }
   return socketAddress(addr);
+}
+
+// A Unix socket client's own address has no path: redis-server shows its listening socket's.
+std::string peerAddress(ClientSession& session) {
+  sockaddr_storage addr{};
+  int len = sizeof addr;
+  if (uv_tcp_getpeername(session.handle(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    return "?:0";
+  }
+  return addr.ss_family == AF_UNIX ? localAddress(session) : socketAddress(addr);
 }
 
 bool parseId(std::string_view text, uint64_t* out) {
@@ -382,6 +391,9 @@ std::string ClientCommands::describe(ClientSession& session) {
   }
   if (isPubSub(state)) {
     flags += 'P';
+  }
+  if (session.isUnixSocket()) {
+    flags += 'U';
   }
   if (flags.empty()) {
     flags = "N";

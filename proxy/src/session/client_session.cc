@@ -57,9 +57,12 @@ ClientSession::ClientSession(net::Worker& worker, uint64_t id)
   tcp_.data = this;
 }
 
-void ClientSession::start() {
-  uv_tcp_nodelay(&tcp_, 1);
-  worker_.setKeepAlive(&tcp_);
+void ClientSession::start(bool unix_socket) {
+  unix_socket_ = unix_socket;
+  if (!unix_socket_) {
+    uv_tcp_nodelay(&tcp_, 1);
+    worker_.setKeepAlive(&tcp_);
+  }
   last_active_ms_ = uv_now(worker_.loop());
   SessionState::onAccept(*this);  // clients that must AUTH first
   reading_ = true;

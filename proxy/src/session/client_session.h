@@ -45,7 +45,8 @@ class ClientSession {
   ClientSession& operator=(const ClientSession&) = delete;
 
   uv_tcp_t* handle() { return &tcp_; }
-  void start();                                        // after uv_accept
+  bool isUnixSocket() const { return unix_socket_; }  // accepted on listen.unix
+  void start(bool unix_socket);                       // after accept; unix_socket: from listen.unix
   void refuseConnection(std::string_view error_line);  // best-effort error line, then close
   // Idempotent; the object deletes itself once closed. `detail` goes to the log only.
   void close(net::CloseReason why, std::string_view detail = {});
@@ -130,6 +131,7 @@ class ClientSession {
   std::string name_;
   resp::Protocol protocol_ = resp::Protocol::kResp2;
   bool closing_ = false;
+  bool unix_socket_ = false;
   bool reading_ = false;
   bool input_stopped_ = false;      // QUIT or protocol error: ignore anything after it
   bool close_after_flush_ = false;  // close once the output is written

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <climits>
+#include <cstdio>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -44,6 +45,13 @@ const ConfigParam kConfigParams[] = {
     {"port",
      [](const config::Config& c, const net::ProxyContext& x) {
        return std::to_string(x.bound_port != 0 ? x.bound_port : c.listen_port);
+     }},
+    {"unixsocket", [](const config::Config& c, const net::ProxyContext&) { return c.listen_unix; }},
+    {"unixsocketperm",
+     [](const config::Config& c, const net::ProxyContext&) {
+       char octal[8];
+       std::snprintf(octal, sizeof octal, "%o", c.listen_unix_perm);
+       return std::string(octal);
      }},
     {"databases", [](const config::Config&, const net::ProxyContext&) { return std::string("1"); }},
     {"maxclients",

@@ -1,9 +1,11 @@
 // Slow log entries: the command, the shard, the client's address and name.
 #include "session/request_observer.h"
 
+#include <sys/un.h>
 #include <uv.h>
 
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 
 #include "session/client_session.h"
@@ -18,6 +20,16 @@ void peerAddress(ClientSession& session, char* out, size_t size) {
   sockaddr_storage addr{};
   int len = sizeof addr;
   if (uv_tcp_getpeername(session.handle(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    return;
+  }
+  if (addr.ss_family == AF_UNIX) {
+    // As redis-server: the listening socket's path (the client's own has none).
+    len = sizeof addr;
+    if (uv_tcp_getsockname(session.handle(), reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+      const auto* un = reinterpret_cast<const sockaddr_un*>(&addr);
+      std::snprintf(out, size, "%.*s:0",
+                    static_cast<int>(strnlen(un->sun_path, sizeof un->sun_path)), un->sun_path);
+    }
     return;
   }
   char host[64] = {};

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "config/loader.h"
+#include "config/value_parser.h"
 #include "config_errors.h"
 
 namespace sp::config {
@@ -132,10 +133,10 @@ TEST(CommandLineTest, MissingValues) {
 
 TEST(CommandLineTest, BadValuesNameTheFlag) {
   CommandLine cl;
-  auto errors = parse({"--port", "0", "--workers", "-1", "--log-level", "loud", "--shards",
+  auto errors = parse({"--port", "70000", "--workers", "-1", "--log-level", "loud", "--shards",
                        "127.0.0.1:1,foo", "--listen", "bad host"},
                       &cl);
-  EXPECT_TRUE(hasError(errors, "--port", "port must be 1..65535, got '0'"));
+  EXPECT_TRUE(hasError(errors, "--port", "port must be 1..65535, got '70000'"));
   EXPECT_TRUE(hasError(errors, "--workers", "expected a non-negative integer, got '-1'"));
   EXPECT_TRUE(hasError(errors, "--log-level", "unknown level 'loud'"));
   EXPECT_TRUE(hasError(errors, "--shards", "expected host:port, got 'foo'"));
@@ -208,6 +209,42 @@ TEST(ShardListTest, ReportsEveryBadEntry) {
   EXPECT_TRUE(hasError(errors, "--shards", "write IPv6 as [addr]:port"));
   EXPECT_EQ(errors.size(), 4u) << dump(errors);
   EXPECT_TRUE(hasError(parseShardList("", &shards), "--shards", "entry 0 is empty"));
+}
+
+TEST(ShardListTest, UnixSocketShards) {
+  std::vector<ShardConfig> shards;
+  auto errors = parseShardList("unix:/run/redis/a.sock,/run/redis/b.sock,127.0.0.1:7001", &shards);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  ASSERT_EQ(shards.size(), 3u);
+  EXPECT_EQ(shards[0].host, "/run/redis/a.sock");
+  EXPECT_EQ(shards[0].port, 0);
+  EXPECT_EQ(shards[1].host, "/run/redis/b.sock");
+  EXPECT_EQ(formatHostPort(shards[1].host, shards[1].port), "unix:/run/redis/b.sock");
+  EXPECT_EQ(shards[2].port, 7001);
+  errors = parseShardList("unix:relative.sock,/" + std::string(kMaxUnixPathBytes, 'x'), &shards);
+  EXPECT_TRUE(hasError(errors, "--shards", "a Unix socket needs an absolute path")) << dump(errors);
+  EXPECT_TRUE(hasError(errors, "--shards", "is longer than 107 bytes")) << dump(errors);
+}
+
+TEST(CommandLineTest, UnixListener) {
+  CommandLine cl;
+  auto errors = parse({"--listen", "unix:/run/sp.sock", "--unix-perm", "660"}, &cl);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_EQ(cl.listen_unix, "/run/sp.sock");
+  EXPECT_EQ(cl.unix_perm, 0660);
+  EXPECT_EQ(cl.port, 0);  // alone: no TCP listener
+  cl = CommandLine{};
+  errors = parse({"--listen", "unix:/run/sp.sock", "--port", "7000"}, &cl);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_EQ(cl.port, 7000);  // beside TCP
+  cl = CommandLine{};
+  errors = parse({"--listen", "unix:/run/sp.sock", "--listen", "127.0.0.1"}, &cl);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_EQ(cl.port, -1);  // a TCP --listen keeps the configured port
+  EXPECT_EQ(cl.listen_host, "127.0.0.1");
+  errors = parse({"--listen", "unix:sp.sock", "--unix-perm", "0999"}, &cl);
+  EXPECT_TRUE(hasError(errors, "--listen", "needs an absolute path")) << dump(errors);
+  EXPECT_TRUE(hasError(errors, "--unix-perm", "expected an octal file mode")) << dump(errors);
 }
 
 }  // namespace

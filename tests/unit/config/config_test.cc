@@ -28,6 +28,8 @@ TEST(ConfigDefaultsTest, ProxyYamlDocumentsTheStructDefaults) {
   const Config d;
   EXPECT_EQ(loaded.listen_host, d.listen_host);
   EXPECT_EQ(loaded.listen_port, d.listen_port);
+  EXPECT_EQ(loaded.listen_unix, d.listen_unix);
+  EXPECT_EQ(loaded.listen_unix_perm, d.listen_unix_perm);
   EXPECT_EQ(loaded.workers, d.workers);
   EXPECT_EQ(loaded.backend_connections, d.backend_connections);
   EXPECT_EQ(loaded.backend_connect_timeout_ms, d.backend_connect_timeout_ms);

@@ -102,6 +102,46 @@ TEST(BuildConfigTest, FlagsOnly) {
   EXPECT_EQ(c.shards[1].port, 7002);
 }
 
+TEST(BuildConfigTest, UnixListenerAloneOrBesideTcp) {
+  TempYaml file(R"(
+listen:
+  port: 0
+  unix: /run/shardproxy.sock
+  unix_perm: "0770"
+shards:
+  - address: /run/redis/a.sock
+  - address: unix:/run/redis/b.sock
+)");
+  Config c;
+  auto errors = build({"--config", file.path().c_str()}, &c);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_EQ(c.listen_port, 0);
+  EXPECT_EQ(c.listen_unix, "/run/shardproxy.sock");
+  EXPECT_EQ(c.listen_unix_perm, 0770u);
+  EXPECT_EQ(c.shards[0].host, "/run/redis/a.sock");
+  EXPECT_EQ(c.shards[1].host, "/run/redis/b.sock");
+  errors =
+      build({"--shards", "127.0.0.1:7001", "--listen", "unix:/tmp/a.sock", "--port", "7000"}, &c);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_EQ(c.listen_port, 7000);
+  EXPECT_EQ(c.listen_unix, "/tmp/a.sock");
+}
+
+TEST(BuildConfigTest, UnixListenerErrors) {
+  TempYaml no_listener("listen:\n  port: 0\nshards:\n  - address: 127.0.0.1:7001\n");
+  Config c;
+  auto errors = build({"--config", no_listener.path().c_str()}, &c);
+  EXPECT_TRUE(hasError(errors, "listen.port", "listen.unix must name a socket")) << dump(errors);
+  TempYaml relative(
+      "listen:\n  unix: sp.sock\n  unix_perm: 1777\nshards:\n  - address: /a.sock\n"
+      "  - address: unix:/a.sock\n");
+  errors = build({"--config", relative.path().c_str()}, &c);
+  EXPECT_TRUE(hasError(errors, "listen.unix", "expected an absolute path")) << dump(errors);
+  EXPECT_TRUE(hasError(errors, "listen.unix_perm", "octal file mode")) << dump(errors);
+  EXPECT_TRUE(hasError(errors, "shards[1].address", "duplicate address unix:/a.sock"))
+      << dump(errors);
+}
+
 TEST(BuildConfigTest, FlagsOnlyWithoutShards) {
   Config c;
   auto errors = build({"--port", "6400"}, &c);

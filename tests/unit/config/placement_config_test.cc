@@ -247,5 +247,23 @@ TEST(TwemproxyConfigTest, WhatCannotBeHonouredIsAnError) {
   EXPECT_TRUE(hasError(loadTwemproxyYaml("m: [", "n.yml", "", &c, &notes), "n.yml", "YAML"));
 }
 
+TEST(TwemproxyConfigTest, AUnixListenKeepsItsMode) {
+  Config c;
+  std::vector<std::string> notes;
+  auto errors = loadTwemproxyYaml(
+      "m:\n  listen: /run/nutcracker.sock 0666\n  redis: true\n  servers: [\"127.0.0.1:7001:1\"]\n",
+      "n.yml", "", &c, &notes);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_EQ(c.listen_unix, "/run/nutcracker.sock");
+  EXPECT_EQ(c.listen_unix_perm, 0666u);
+  EXPECT_EQ(c.listen_port, 0);  // nutcracker's pool listens on the socket only
+  c = Config{};
+  EXPECT_TRUE(
+      hasError(loadTwemproxyYaml("m:\n  listen: /run/n.sock 9999\n  redis: true\n  servers: "
+                                 "[\"127.0.0.1:7001:1\"]\n",
+                                 "n.yml", "", &c, &notes),
+               "m.listen", "octal file mode"));
+}
+
 }  // namespace
 }  // namespace sp::config

@@ -195,7 +195,7 @@ TEST(ValidatorTest, ScalarBounds) {
   c.log_level = "verbose";
   auto errors = validate(c);
   EXPECT_TRUE(hasError(errors, "listen.host", "must not be empty"));
-  EXPECT_TRUE(hasError(errors, "listen.port", "port must be 1..65535"));
+  EXPECT_TRUE(hasError(errors, "listen.port", "0 turns the TCP listener off"));
   EXPECT_TRUE(hasError(errors, "workers", "must be 0 (one per core) to 1024, got -1"));
   EXPECT_TRUE(hasError(errors, "backend.connections", "must be 1 to 1024, got 0"));
   EXPECT_TRUE(hasError(errors, "backend.connect_timeout_ms", "must be greater than 0"));

@@ -312,7 +312,7 @@ TEST(YamlLoaderTest, EveryErrorIsCollected) {
   Config c;
   auto errors = loadYaml(R"(
 listen:
-  port: 0
+  port: 65536
   hots: x
 workers: many
 shards:
