@@ -5,10 +5,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
-#include <sstream>
 
+#include "config/text_file.h"
 #include "config/value_parser.h"
 #include "route/placement.h"
 
@@ -119,13 +118,12 @@ std::vector<ConfigError> parseCodisDump(std::string_view json, const std::string
 }
 
 std::vector<ConfigError> loadCodisDump(const std::string& path, std::vector<ShardConfig>* shards) {
-  std::ifstream in(path);
-  if (!in) {
-    return {{"placement.codis_dump", "cannot read '" + path + "'"}};
+  std::string text;
+  std::string error;
+  if (!readTextFile(path, &text, &error)) {
+    return {{"placement.codis_dump", "'" + path + "': " + error}};
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  return parseCodisDump(text.str(), path, shards);
+  return parseCodisDump(text, path, shards);
 }
 
 }  // namespace sp::config

@@ -4,10 +4,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "config/schema_limits.h"
+#include "config/text_file.h"
 #include "config/value_parser.h"
 
 namespace sp::config {
@@ -221,13 +220,10 @@ std::vector<ConfigError> readPools(std::string_view yaml_text, const std::string
 }
 
 std::vector<ConfigError> readFile(const std::string& path, std::string* text) {
-  std::ifstream in(path);
-  if (!in) {
-    return {{path, "cannot read the file"}};
+  std::string error;
+  if (!readTextFile(path, text, &error)) {
+    return {{path, error}};
   }
-  std::stringstream content;
-  content << in.rdbuf();
-  *text = content.str();
   return {};
 }
 

@@ -4,21 +4,18 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdint>
-#include <cstring>
 #include <exception>
-#include <fstream>
 #include <initializer_list>
 #include <limits>
 #include <set>
-#include <sstream>
 #include <string>
 #include <string_view>
 
 #include "config/codis_dump.h"
 #include "config/loader.h"
 #include "config/schema_limits.h"
+#include "config/text_file.h"
 #include "config/value_parser.h"
 
 namespace sp::config {
@@ -690,16 +687,12 @@ std::vector<ConfigError> loadYaml(std::string_view yaml_text, Config* out) {
 }
 
 std::vector<ConfigError> loadYamlFile(const std::string& path, Config* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return {{path, std::string("cannot open: ") + std::strerror(errno)}};
+  std::string text;
+  std::string error;
+  if (!readTextFile(path, &text, &error)) {
+    return {{path, error}};
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    return {{path, std::string("cannot read: ") + std::strerror(errno)}};
-  }
-  return loadYamlFrom(text.str(), path, out);
+  return loadYamlFrom(text, path, out);
 }
 
 }  // namespace sp::config
