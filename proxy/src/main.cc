@@ -315,7 +315,8 @@ int main(int argc, char** argv) {
                          [&context, page] { return page(sp::net::liveness(*context)); });
   metrics_server.addPage("/readyz",
                          [&context, page] { return page(sp::net::readiness(*context)); });
-  // Workers first, so that /healthz answers 200 from its first request.
+  // Workers first, so that /healthz answers 200 from its first request; clients last, so that
+  // what they see (INFO's metrics_port) is settled.
   for (auto& w : pool) {
     w->startThread();
   }
@@ -332,6 +333,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   context->metrics_port = metrics_server.port();
+  for (auto& w : pool) {
+    w->startAccepting();
+  }
   sp::net::KeyspacePoller keyspace(
       context->keyspace, [&context] { return context->topology(); }, kKeyspaceRefresh);
   keyspace.start();

@@ -78,6 +78,7 @@ struct Harness {
     worker = std::make_unique<sp::net::Worker>(0, context, std::vector<int>{fd});
     context.workers.push_back(worker.get());
     worker->startThread();
+    worker->startAccepting();
   }
   ~Harness() {
     worker->requestStop();

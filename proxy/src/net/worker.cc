@@ -286,17 +286,32 @@ void Worker::startPingTimer() {
       ping_interval_ms_, ping_interval_ms_);
 }
 
-void Worker::run() {
+void Worker::startAccepting() {
+  // listen() here, in the caller's thread: from now on connections wait in the backlog (none is
+  // refused) until the loop polls the sockets.
   for (auto& listener : listeners_) {
     if (::listen(listener->fd, kListenBacklog) != 0) {
       spdlog::critical("worker {}: listen failed: {}", index_, std::strerror(errno));
       std::abort();
     }
+  }
+  post([](Worker& self) { self.pollListeners(); });
+}
+
+void Worker::pollListeners() {
+  if (draining_ || accepting_) {
+    return;
+  }
+  for (auto& listener : listeners_) {
     int rc = uv_poll_init_socket(&loop_, &listener->poll, listener->fd);
     SP_ASSERT(rc == 0);
     listener->poll.data = listener.get();
   }
+  accepting_ = true;
   startListening();
+}
+
+void Worker::run() {
   spare_fd_ = openSpare();
   uv_timer_init(&loop_, &accept_timer_);
   accept_timer_.data = this;
@@ -781,6 +796,10 @@ void Worker::onStopRequested() {
   draining_ = true;
   uv_timer_stop(&accept_timer_);
   for (auto& listener : listeners_) {
+    if (!accepting_) {
+      ::close(listener->fd);  // stopped before it accepted anything
+      continue;
+    }
     uv_close(reinterpret_cast<uv_handle_t*>(&listener->poll), [](uv_handle_t* h) {
       ::close(static_cast<Listener*>(h->data)->fd);  // polled, not owned, by the handle
     });

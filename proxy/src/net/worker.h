@@ -48,8 +48,11 @@ class Worker {
   Worker& operator=(const Worker&) = delete;
 
   // Starts the worker's thread and returns once its loop is about to turn: from then on the
-  // worker counts as live (/healthz) and serves the connections its listener queued.
+  // worker counts as live (/healthz). It accepts clients only after startAccepting.
   void startThread();
+  // Listens on the worker's sockets (connections queue from now on) and has its loop accept
+  // them; main calls it once everything else (the metrics endpoint) is up.
+  void startAccepting();
   void join();
   // Thread-safe: stop accepting, finish in-flight requests (up to shutdown_timeout_ms), exit.
   void requestStop();
@@ -156,6 +159,7 @@ class Worker {
     uv_poll_t poll{};  // readable: connections wait in fd's backlog
   };
   static void onListenerCb(uv_poll_t* poll, int status, int events);
+  void pollListeners();  // loop thread: startAccepting's second half
   void startListening();
   void onAcceptable(const Listener& listener);
   void onConnection(int fd, bool unix_socket);
@@ -195,6 +199,7 @@ class Worker {
   int index_;
   ProxyContext& context_;
   std::vector<std::unique_ptr<Listener>> listeners_;  // each polled, not owned, by its handle
+  bool accepting_ = false;                            // listeners_' polls initialised
   std::shared_ptr<const config::Config> config_;
   route::TopologyPtr topology_;
   uv_loop_t loop_{};

@@ -184,6 +184,7 @@ TEST(SteadyStateAllocTest, WarmedUpPipelineAllocatesNothing) {
   Worker worker(0, context, std::vector<int>{fd});
   context.workers.push_back(&worker);
   worker.startThread();
+  worker.startAccepting();
 
   int client = connectTo(port);
   ASSERT_GE(client, 0);
