@@ -38,6 +38,15 @@ bool toSockaddr(const std::string& host, uint16_t port, sockaddr_storage* addr, 
   return false;
 }
 
+bool toUnixSockaddr(const std::string& path, sockaddr_un* addr) {
+  addr->sun_family = AF_UNIX;
+  if (path.empty() || path.size() >= sizeof(addr->sun_path)) {
+    return false;
+  }
+  std::memcpy(addr->sun_path, path.data(), path.size());
+  return true;
+}
+
 }  // namespace
 
 bool portTaken(const std::string& host, uint16_t port) {
@@ -91,15 +100,26 @@ int bindListenSocket(const std::string& host, uint16_t port, uint16_t* bound_por
   return fd;
 }
 
+bool unixSocketAnswers(const std::string& path) {
+  sockaddr_un addr{};
+  if (!toUnixSockaddr(path, &addr)) {
+    return false;
+  }
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const bool answered =
+      fd >= 0 && ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0;
+  if (fd >= 0) {
+    ::close(fd);
+  }
+  return answered;
+}
+
 int bindUnixListenSocket(const std::string& path, uint32_t mode, std::string* error) {
   sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
+  if (!toUnixSockaddr(path, &addr)) {
     *error = "listen.unix '" + path + "': not a usable Unix socket path";
     return -1;
   }
-  std::memcpy(addr.sun_path, path.data(), path.size());
-  const auto* sa = reinterpret_cast<const sockaddr*>(&addr);
   // A socket file left by a process that is gone is replaced; one that answers is in use.
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
@@ -107,12 +127,7 @@ int bindUnixListenSocket(const std::string& path, uint32_t mode, std::string* er
       *error = "listen.unix " + path + ": the file exists and is not a socket";
       return -1;
     }
-    const int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    const bool answered = probe >= 0 && ::connect(probe, sa, sizeof(addr)) == 0;
-    if (probe >= 0) {
-      ::close(probe);
-    }
-    if (answered) {
+    if (unixSocketAnswers(path)) {
       *error = "listen.unix " + path + " is already in use (another shardproxy?)";
       return -1;
     }
@@ -123,7 +138,7 @@ int bindUnixListenSocket(const std::string& path, uint32_t mode, std::string* er
     *error = std::string("socket: ") + std::strerror(errno);
     return -1;
   }
-  if (bind(fd, sa, sizeof(addr)) != 0) {
+  if (bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
     *error = "bind " + path + ": " + std::strerror(errno);
     ::close(fd);
     return -1;

@@ -17,6 +17,9 @@ bool portTaken(const std::string& host, uint16_t port);
 int bindListenSocket(const std::string& host, uint16_t port, uint16_t* bound_port,
                      std::string* error);
 
+// True when a process accepts connections on the Unix socket at `path`.
+bool unixSocketAnswers(const std::string& path);
+
 // Creates and binds a non-blocking Unix stream socket at `path`, replacing a socket file that no
 // process answers on, and gives it `mode` (0: as the umask leaves it). The workers share it.
 // Returns the fd, or -1 with *error set.

@@ -5,7 +5,6 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +21,7 @@
 #include "config/twemproxy_config.h"
 #include "config/value_parser.h"
 #include "core/log_sink.h"
+#include "net/listener.h"
 #include "net/service_notifier.h"
 
 extern char** environ;
@@ -103,22 +103,6 @@ bool spawnPool(const config::CommandLine& cmdline, PoolProcess* pool) {
 }
 
 // A pool is up when its listen address takes a connection (closed at once).
-bool acceptsUnix(const std::string& path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof addr.sun_path) {
-    return false;
-  }
-  std::memcpy(addr.sun_path, path.data(), path.size());
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  const bool ok =
-      fd >= 0 && ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
-  if (fd >= 0) {
-    ::close(fd);
-  }
-  return ok;
-}
-
 bool accepts(const std::string& host, uint16_t port) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
@@ -267,8 +251,8 @@ int superviseTwemproxyPools(const config::CommandLine& cmdline,
     }
     ready = 0;
     for (const PoolProcess& p : pools) {
-      const bool up =
-          p.listen_port != 0 ? accepts(p.listen_host, p.listen_port) : acceptsUnix(p.listen_unix);
+      const bool up = p.listen_port != 0 ? accepts(p.listen_host, p.listen_port)
+                                         : unixSocketAnswers(p.listen_unix);
       ready += up ? 1 : 0;
     }
     if (std::chrono::steady_clock::now() > start_deadline) {
