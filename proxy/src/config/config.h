@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "route/placement.h"
+#include "tls/tls_context.h"
 
 namespace sp::config {
 
@@ -98,10 +99,18 @@ struct AuthConfig {
 };
 
 struct Config {
-  std::string listen_host = "127.0.0.1";       // listen.host
-  uint16_t listen_port = 6380;                 // listen.port; 0 = no TCP listener (listen.unix)
-  std::string listen_unix;                     // listen.unix: a Unix socket path too ("" = none)
-  uint32_t listen_unix_perm = 0;               // listen.unix_perm: its mode; 0 = the umask's
+  std::string listen_host = "127.0.0.1";  // listen.host
+  uint16_t listen_port = 6380;            // listen.port; 0 = no TCP listener (listen.unix)
+  std::string listen_unix;                // listen.unix: a Unix socket path too ("" = none)
+  uint32_t listen_unix_perm = 0;          // listen.unix_perm: its mode; 0 = the umask's
+  // tls.listen: a TLS listener beside (or instead of) the plain one: "port" (on listen.host) or
+  // "host:port"; tls_port 0 = none. The other tls.* keys are tls_server's.
+  std::string tls_host;
+  uint16_t tls_port = 0;
+  tls::ServerSettings tls_server;
+  // backend.tls: TLS to the shards, Cluster nodes and Sentinels (backend.tls.enabled).
+  bool backend_tls = false;
+  tls::ClientSettings backend_tls_client;
   int workers = 0;                             // workers: 0 = one per core
   std::vector<ShardConfig> shards;             // shards
   PlacementConfig placement;                   // placement

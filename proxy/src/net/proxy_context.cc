@@ -39,6 +39,23 @@ route::TopologyPtr ProxyContext::topology() const {
   return topology_;
 }
 
+void ProxyContext::publishTls(std::shared_ptr<const tls::TlsContext> server,
+                              std::shared_ptr<const tls::TlsContext> backend) {
+  std::lock_guard<std::mutex> lock(mu_);
+  server_tls_ = std::move(server);
+  backend_tls_ = std::move(backend);
+}
+
+std::shared_ptr<const tls::TlsContext> ProxyContext::serverTls() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return server_tls_;
+}
+
+std::shared_ptr<const tls::TlsContext> ProxyContext::backendTls() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return backend_tls_;
+}
+
 std::vector<ShardSummary> ProxyContext::shardSummaries() const {
   const auto cfg = config();
   const auto topo = topology();

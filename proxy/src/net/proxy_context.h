@@ -19,6 +19,7 @@
 #include "net/keyspace_poller.h"
 #include "net/worker_stats.h"
 #include "route/topology.h"
+#include "tls/tls_context.h"
 
 namespace sp::net {
 
@@ -65,6 +66,13 @@ struct ProxyContext {
   void publish(std::shared_ptr<const config::Config> config, route::TopologyPtr topology);
   std::shared_ptr<const config::Config> config() const;
   route::TopologyPtr topology() const;
+  // Main thread: the TLS contexts in force from now on (nullptr: that side is plain). Built from
+  // the config at start-up and again on every reload, so renewed certificates are read from disk;
+  // a connection takes the pointer when it starts and keeps it.
+  void publishTls(std::shared_ptr<const tls::TlsContext> server,
+                  std::shared_ptr<const tls::TlsContext> backend);
+  std::shared_ptr<const tls::TlsContext> serverTls() const;   // the client-facing listener's
+  std::shared_ptr<const tls::TlsContext> backendTls() const;  // shards, Cluster nodes, Sentinels
 
   std::vector<Worker*> workers;  // fixed once the workers start
   uint64_t start_time_unix = 0;
@@ -100,6 +108,8 @@ struct ProxyContext {
   mutable std::mutex mu_;
   std::shared_ptr<const config::Config> config_;
   route::TopologyPtr topology_;
+  std::shared_ptr<const tls::TlsContext> server_tls_;
+  std::shared_ptr<const tls::TlsContext> backend_tls_;
 };
 
 }  // namespace sp::net

@@ -1,0 +1,178 @@
+// OpenSSL contexts from the tls and backend.tls settings.
+#include "tls/tls_context.h"
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include <algorithm>
+#include <sstream>
+#include <utility>
+
+namespace sp::tls {
+
+namespace {
+
+bool fail(std::string* error, const std::string& what) {
+  std::string detail = lastError();
+  *error = detail.empty() ? what : what + ": " + detail;
+  return false;
+}
+
+// Settings both sides share: protocol range and cipher lists.
+bool applyCommon(SSL_CTX* ctx, const std::string& protocols, const std::string& ciphers,
+                 const std::string& ciphersuites, std::string* error) {
+  int min_version = TLS1_2_VERSION;
+  int max_version = 0;  // the highest OpenSSL knows
+  if (!protocols.empty() && !parseProtocols(protocols, &min_version, &max_version)) {
+    *error = "protocols '" + protocols + "': expected names among TLSv1.2 TLSv1.3";
+    return false;
+  }
+  if (SSL_CTX_set_min_proto_version(ctx, min_version) != 1 ||
+      SSL_CTX_set_max_proto_version(ctx, max_version) != 1) {
+    return fail(error, "protocols '" + protocols + "'");
+  }
+  if (!ciphers.empty() && SSL_CTX_set_cipher_list(ctx, ciphers.c_str()) != 1) {
+    return fail(error, "ciphers '" + ciphers + "'");
+  }
+  if (!ciphersuites.empty() && SSL_CTX_set_ciphersuites(ctx, ciphersuites.c_str()) != 1) {
+    return fail(error, "ciphersuites '" + ciphersuites + "'");
+  }
+  // Buffers move between calls (the owner's output buffer may grow), and partial writes are
+  // reported as such.
+  SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_ENABLE_PARTIAL_WRITE |
+                            SSL_MODE_RELEASE_BUFFERS);
+  return true;
+}
+
+bool loadKeyPair(SSL_CTX* ctx, const std::string& cert_file, const std::string& key_file,
+                 std::string* error) {
+  if (SSL_CTX_use_certificate_chain_file(ctx, cert_file.c_str()) != 1) {
+    return fail(error, "cannot load certificate " + cert_file);
+  }
+  if (SSL_CTX_use_PrivateKey_file(ctx, key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+    return fail(error, "cannot load private key " + key_file);
+  }
+  if (SSL_CTX_check_private_key(ctx) != 1) {
+    return fail(error, "private key " + key_file + " does not match certificate " + cert_file);
+  }
+  return true;
+}
+
+struct CtxOwner {
+  SSL_CTX* ctx;
+  ~CtxOwner() { SSL_CTX_free(ctx); }
+  SSL_CTX* release() { return std::exchange(ctx, nullptr); }
+};
+
+}  // namespace
+
+bool parseProtocols(const std::string& text, int* min_version, int* max_version) {
+  std::istringstream in(text);
+  std::string name;
+  int lo = 0;
+  int hi = 0;
+  while (in >> name) {
+    int v = 0;
+    if (name == "TLSv1.2") {
+      v = TLS1_2_VERSION;
+    } else if (name == "TLSv1.3") {
+      v = TLS1_3_VERSION;
+    } else {
+      return false;
+    }
+    lo = lo == 0 ? v : std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  if (lo == 0) {
+    return false;
+  }
+  *min_version = lo;
+  *max_version = hi;
+  return true;
+}
+
+std::string lastError() {
+  std::string text;
+  while (unsigned long e = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof buf);
+    text = buf;  // the last (outermost) reason reads best
+  }
+  return text;
+}
+
+std::shared_ptr<const TlsContext> TlsContext::makeServer(const ServerSettings& s,
+                                                         std::string* error) {
+  ERR_clear_error();
+  CtxOwner owner{SSL_CTX_new(TLS_server_method())};
+  if (owner.ctx == nullptr) {
+    fail(error, "cannot create a TLS context");
+    return nullptr;
+  }
+  if (!applyCommon(owner.ctx, s.protocols, s.ciphers, s.ciphersuites, error) ||
+      !loadKeyPair(owner.ctx, s.cert_file, s.key_file, error)) {
+    return nullptr;
+  }
+  if (!s.ca_cert_file.empty()) {
+    if (SSL_CTX_load_verify_locations(owner.ctx, s.ca_cert_file.c_str(), nullptr) != 1) {
+      fail(error, "cannot load CA certificates " + s.ca_cert_file);
+      return nullptr;
+    }
+    // Clients are told which CAs are accepted, as redis-server does.
+    if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(s.ca_cert_file.c_str())) {
+      SSL_CTX_set_client_CA_list(owner.ctx, names);
+    }
+  }
+  if (s.auth_clients != AuthClients::kNo) {
+    if (s.ca_cert_file.empty()) {
+      *error = "auth_clients needs ca_cert_file to verify client certificates";
+      return nullptr;
+    }
+    int mode = SSL_VERIFY_PEER;
+    if (s.auth_clients == AuthClients::kYes) {
+      mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
+    }
+    SSL_CTX_set_verify(owner.ctx, mode, nullptr);
+  }
+  // Session resumption across the proxy's workers would need a shared cache; tickets carry the
+  // state instead, so a reconnecting client resumes without one.
+  SSL_CTX_set_session_cache_mode(owner.ctx, SSL_SESS_CACHE_OFF);
+  const bool verify = s.auth_clients != AuthClients::kNo;
+  return std::shared_ptr<const TlsContext>(new TlsContext(owner.release(), true, verify, ""));
+}
+
+std::shared_ptr<const TlsContext> TlsContext::makeClient(const ClientSettings& s,
+                                                         std::string* error) {
+  ERR_clear_error();
+  CtxOwner owner{SSL_CTX_new(TLS_client_method())};
+  if (owner.ctx == nullptr) {
+    fail(error, "cannot create a TLS context");
+    return nullptr;
+  }
+  if (!applyCommon(owner.ctx, s.protocols, s.ciphers, s.ciphersuites, error)) {
+    return nullptr;
+  }
+  if (s.cert_file.empty() != s.key_file.empty()) {
+    *error = "a client certificate needs both cert_file and key_file";
+    return nullptr;
+  }
+  if (!s.cert_file.empty() && !loadKeyPair(owner.ctx, s.cert_file, s.key_file, error)) {
+    return nullptr;
+  }
+  if (!s.ca_cert_file.empty()) {
+    if (SSL_CTX_load_verify_locations(owner.ctx, s.ca_cert_file.c_str(), nullptr) != 1) {
+      fail(error, "cannot load CA certificates " + s.ca_cert_file);
+      return nullptr;
+    }
+  } else if (SSL_CTX_set_default_verify_paths(owner.ctx) != 1) {
+    fail(error, "cannot load the system's CA certificates");
+    return nullptr;
+  }
+  SSL_CTX_set_verify(owner.ctx, s.verify ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, nullptr);
+  return std::shared_ptr<const TlsContext>(
+      new TlsContext(owner.release(), false, s.verify, s.server_name));
+}
+
+TlsContext::~TlsContext() { SSL_CTX_free(ctx_); }
+
+}  // namespace sp::tls
