@@ -26,6 +26,7 @@ enum class Flag {
   kMetricsListen,
   kTwemproxyConfig,
   kPool,
+  kTls,  // every --tls-* and --backend-tls-* flag; buildConfig applies them by name
   kHelp,
   kVersion
 };
@@ -54,6 +55,20 @@ constexpr FlagSpec kFlags[] = {
     {"--metrics-listen", "", Flag::kMetricsListen, true},
     {"--twemproxy-config", "", Flag::kTwemproxyConfig, true},
     {"--pool", "", Flag::kPool, true},
+    {"--tls-listen", "", Flag::kTls, true},
+    {"--tls-cert-file", "", Flag::kTls, true},
+    {"--tls-key-file", "", Flag::kTls, true},
+    {"--tls-ca-cert-file", "", Flag::kTls, true},
+    {"--tls-auth-clients", "", Flag::kTls, true},
+    {"--tls-protocols", "", Flag::kTls, true},
+    {"--tls-ciphers", "", Flag::kTls, true},
+    {"--tls-ciphersuites", "", Flag::kTls, true},
+    {"--backend-tls", "", Flag::kTls, false},
+    {"--backend-tls-ca-cert-file", "", Flag::kTls, true},
+    {"--backend-tls-cert-file", "", Flag::kTls, true},
+    {"--backend-tls-key-file", "", Flag::kTls, true},
+    {"--backend-tls-server-name", "", Flag::kTls, true},
+    {"--backend-tls-no-verify", "", Flag::kTls, false},
 };
 
 const FlagSpec* findFlag(std::string_view name) {
@@ -270,6 +285,19 @@ class Parser {
         out_->metrics_listen = std::string(value);
         break;
       }
+      case Flag::kTls: {
+        std::string host;
+        uint16_t port = 0;
+        tls::AuthClients auth = tls::AuthClients::kNo;
+        if (spec.name == "--tls-listen" && !parseTlsListen(value, &host, &port, &message)) {
+          error(name, message);
+        } else if (spec.name == "--tls-auth-clients" && !parseAuthClients(value, &auth)) {
+          error(name, "expected no, optional or yes, got '" + std::string(value) + "'");
+        } else {
+          out_->tls_flags.emplace_back(name, std::string(value));
+        }
+        break;
+      }
       case Flag::kHelp:
         out_->show_help = true;
         break;
@@ -360,6 +388,14 @@ std::string usage() {
          "                           same servers, same key placement (docs/migrating.md)\n"
          "      --pool NAME          serve only this pool of --twemproxy-config (without it,\n"
          "                           every pool is served, each by a process of its own)\n"
+         "      --tls-listen [HOST:]PORT  accept TLS clients there too (tls.listen); with\n"
+         "                           --tls-cert-file, --tls-key-file, --tls-ca-cert-file,\n"
+         "                           --tls-auth-clients no|optional|yes, --tls-protocols,\n"
+         "                           --tls-ciphers, --tls-ciphersuites (the tls.* keys)\n"
+         "      --backend-tls        speak TLS to the shards, Cluster nodes and Sentinels; with\n"
+         "                           --backend-tls-ca-cert-file, --backend-tls-cert-file,\n"
+         "                           --backend-tls-key-file, --backend-tls-server-name,\n"
+         "                           --backend-tls-no-verify (the backend.tls.* keys)\n"
          "  -h, --help               print this help and exit\n"
          "      --version            print the version and exit\n";
 }

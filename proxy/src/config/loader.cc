@@ -4,6 +4,7 @@
 #include "config/loader.h"
 
 #include "config/twemproxy_config.h"
+#include "config/value_parser.h"
 
 #include <algorithm>
 #include <string>
@@ -68,6 +69,35 @@ std::vector<ConfigError> loadAndValidateYaml(std::string_view yaml_text, Config*
   }
   return errors;
 }
+
+namespace {
+
+// The --tls-* and --backend-tls-* flags over the file's tls and backend.tls keys (their values
+// were checked by parseCommandLine).
+void applyTlsFlags(const std::vector<std::pair<std::string, std::string>>& flags, Config* out) {
+  tls::ServerSettings& server = out->tls_server;
+  tls::ClientSettings& backend = out->backend_tls_client;
+  for (const auto& [flag, value] : flags) {
+    std::string message;
+    if (flag == "--tls-listen") {
+      parseTlsListen(value, &out->tls_host, &out->tls_port, &message);
+    } else if (flag == "--tls-auth-clients") {
+      parseAuthClients(value, &server.auth_clients);
+    } else if (flag == "--backend-tls") {
+      out->backend_tls = true;
+    } else if (flag == "--backend-tls-no-verify") {
+      backend.verify = false;
+    } else if (flag == "--backend-tls-server-name") {
+      backend.server_name = value;
+    } else if (flag.starts_with("--backend-tls-")) {
+      *tlsStringSetting(&backend, flag.substr(std::string_view("--backend-tls-").size())) = value;
+    } else {
+      *tlsStringSetting(&server, flag.substr(std::string_view("--tls-").size())) = value;
+    }
+  }
+}
+
+}  // namespace
 
 std::vector<ConfigError> buildConfig(const CommandLine& cmdline, Config* out) {
   *out = Config{};
@@ -136,6 +166,7 @@ std::vector<ConfigError> buildConfig(const CommandLine& cmdline, Config* out) {
     out->metrics_listen = cmdline.metrics_listen == "off" ? "" : cmdline.metrics_listen;
     out->metrics_listen_given = true;
   }
+  applyTlsFlags(cmdline.tls_flags, out);
 
   if (!fatal) {
     std::vector<ConfigError> checked;

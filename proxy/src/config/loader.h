@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "config/config.h"
@@ -53,6 +54,9 @@ struct CommandLine {
   std::string metrics_listen;  // --metrics-listen HOST:PORT, or "off" for no metrics endpoint
   std::string twemproxy_config;  // --twemproxy-config FILE: a nutcracker.yml instead of --config
   std::string pool;              // --pool NAME: the pool of the nutcracker.yml to serve
+  // --tls-* and --backend-tls-* flags in the order given: (flag, value), applied over the file's
+  // tls and backend.tls keys ("" for the flags that take no value).
+  std::vector<std::pair<std::string, std::string>> tls_flags;
 
   // The file a reload re-reads: --config's or --twemproxy-config's ("" when run from flags).
   const std::string& configFile() const {

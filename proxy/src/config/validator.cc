@@ -71,9 +71,11 @@ class Validator {
     } else if (!isValidHost(c.listen_host)) {
       error("listen.host", "invalid host '" + c.listen_host + "'");
     }
-    if (c.listen_port == 0 && c.listen_unix.empty()) {
-      error("listen.port", "0 turns the TCP listener off, so listen.unix must name a socket");
+    if (c.listen_port == 0 && c.listen_unix.empty() && c.tls_port == 0) {
+      error("listen.port",
+            "0 turns the TCP listener off, so listen.unix or tls.listen must name another");
     }
+    checkTls(c);
     if (!c.listen_unix.empty() && !isUnixPath(c.listen_unix)) {
       error("listen.unix", "expected an absolute path, got '" + c.listen_unix + "'");
     } else if (c.listen_unix.size() > kMaxUnixPathBytes) {
@@ -121,6 +123,40 @@ class Validator {
       if (!parseHostPort(c.metrics_listen, &host, &port, &message)) {
         error("metrics.listen", message + " (or \"\" for no metrics endpoint)");
       }
+    }
+  }
+
+  // tls and backend.tls: what can be checked without reading the files (the contexts built at
+  // start-up read them and name the file at fault).
+  void checkTls(const Config& c) {
+    const tls::ServerSettings& t = c.tls_server;
+    int lo = 0;
+    int hi = 0;
+    if (c.tls_port != 0) {
+      if (t.cert_file.empty() || t.key_file.empty()) {
+        error("tls.listen", "a TLS listener needs tls.cert_file and tls.key_file");
+      }
+      if (!c.tls_host.empty() && !isValidHost(c.tls_host)) {
+        error("tls.listen", "invalid host '" + c.tls_host + "'");
+      }
+      const std::string& host = c.tls_host.empty() ? c.listen_host : c.tls_host;
+      if (c.tls_port == c.listen_port && host == c.listen_host) {
+        error("tls.listen", "port " + std::to_string(c.tls_port) +
+                                " is listen.port's too; plain and TLS listeners need two ports");
+      }
+    }
+    if (t.auth_clients != tls::AuthClients::kNo && t.ca_cert_file.empty()) {
+      error("tls.auth_clients", "verifying client certificates needs tls.ca_cert_file");
+    }
+    if (!t.protocols.empty() && !tls::parseProtocols(t.protocols, &lo, &hi)) {
+      error("tls.protocols", "expected TLSv1.2 and/or TLSv1.3, got '" + t.protocols + "'");
+    }
+    const tls::ClientSettings& b = c.backend_tls_client;
+    if (b.cert_file.empty() != b.key_file.empty()) {
+      error("backend.tls", "a client certificate needs both cert_file and key_file");
+    }
+    if (!b.protocols.empty() && !tls::parseProtocols(b.protocols, &lo, &hi)) {
+      error("backend.tls.protocols", "expected TLSv1.2 and/or TLSv1.3, got '" + b.protocols + "'");
     }
   }
 

@@ -179,6 +179,38 @@ bool parseHostPort(std::string_view text, std::string* host, uint16_t* port, std
   return true;
 }
 
+bool parseTlsListen(std::string_view text, std::string* host, uint16_t* port, std::string* error) {
+  if (allDigits(text)) {
+    host->clear();
+    if (text == "0") {
+      *port = 0;
+      return true;
+    }
+    return parsePort(text, port, error);
+  }
+  return parseHostPort(text, host, port, error);
+}
+
+bool sameSettingName(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return x == y || (x == '_' && y == '-') || (x == '-' && y == '_');
+         });
+}
+
+bool parseAuthClients(std::string_view text, tls::AuthClients* out) {
+  const std::string word = lower(text);
+  if (word == "no" || word == "false") {
+    *out = tls::AuthClients::kNo;
+  } else if (word == "optional") {
+    *out = tls::AuthClients::kOptional;
+  } else if (word == "yes" || word == "true") {
+    *out = tls::AuthClients::kYes;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 bool isLogLevel(std::string_view level) {
   static constexpr std::array<std::string_view, 7> kLevels = {"trace", "debug",    "info", "warn",
                                                               "error", "critical", "off"};

@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "config/config.h"
+#include "tls/tls_context.h"
 
 namespace sp::config {
 
@@ -42,6 +44,30 @@ bool parseServerAddress(std::string_view text, std::string* host, uint16_t* port
 
 // One of trace, debug, info, warn, error, critical, off (spdlog's names; lower case).
 bool isLogLevel(std::string_view level);
+
+// tls.listen: "port" (on listen.host: *host left "") or "host:port"; "0" = no TLS listener.
+bool parseTlsListen(std::string_view text, std::string* host, uint16_t* port, std::string* error);
+
+// Whether a config key and a flag's spelling of it match ("cert_file" and "cert-file").
+bool sameSettingName(std::string_view a, std::string_view b);
+
+// The string settings both TLS sides have (cert_file, key_file, ca_cert_file, protocols, ciphers,
+// ciphersuites), by key or flag spelling; nullptr for any other name.
+template <typename Settings>
+std::string* tlsStringSetting(Settings* t, std::string_view key) {
+  std::pair<std::string_view, std::string*> fields[] = {
+      {"cert_file", &t->cert_file}, {"key_file", &t->key_file}, {"ca_cert_file", &t->ca_cert_file},
+      {"protocols", &t->protocols}, {"ciphers", &t->ciphers},   {"ciphersuites", &t->ciphersuites}};
+  for (const auto& [name, field] : fields) {
+    if (sameSettingName(name, key)) {
+      return field;
+    }
+  }
+  return nullptr;
+}
+
+// tls.auth_clients: no, optional or yes (redis-server's tls-auth-clients words).
+bool parseAuthClients(std::string_view text, tls::AuthClients* out);
 
 // "host:port" for logs and messages, with brackets around IPv6 literals; "unix:/path" for a
 // Unix socket.

@@ -76,7 +76,7 @@ class YamlReader {
     forEachKey(root, "",
                {"listen", "workers", "shards", "backend", "limits", "shutdown_timeout_ms",
                 "log_level", "log", "pidfile", "sentinel", "metrics", "slowlog", "auth",
-                "deny_commands", "allow_config_set", "keyless_scripts", "placement"},
+                "deny_commands", "allow_config_set", "keyless_scripts", "placement", "tls"},
                [&](std::string_view key, const YAML::Node& value, const std::string& path) {
                  if (key == "listen") {
                    readListen(value, path, out);
@@ -110,6 +110,8 @@ class YamlReader {
                    readString(value, path, &out->pidfile);
                  } else if (key == "placement") {
                    readPlacement(value, path, &out->placement);
+                 } else if (key == "tls") {
+                   readTls(value, path, out);
                  } else {
                    readString(value, path, &out->log_level);
                  }
@@ -406,7 +408,7 @@ class YamlReader {
         {"connections", "connect_timeout_ms", "reconnect_min_ms", "reconnect_max_ms", "timeout_ms",
          "slow_commands", "slow_timeout_ms", "ping_interval_ms", "failure_limit",
          "retry_timeout_ms", "retry_timeout_max_ms", "read_from", "username", "password", "mode",
-         "cluster_seeds", "cluster_refresh_ms", "max_redirects"},
+         "cluster_seeds", "cluster_refresh_ms", "max_redirects", "tls"},
         [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
           if (key == "connections") {
             readInt(value, key_path, kMaxBackendConnections, &out->backend_connections);
@@ -448,10 +450,57 @@ class YamlReader {
             readU32(value, key_path, &out->cluster_refresh_ms);
           } else if (key == "max_redirects") {
             readU32(value, key_path, &out->max_redirects);
+          } else if (key == "tls") {
+            readBackendTls(value, key_path, out);
           } else {
             readString(value, key_path, &out->backend_password);
           }
         });
+  }
+
+  // tls: the TLS listener. Files are read (and checked) when the contexts are built.
+  void readTls(const YAML::Node& node, const std::string& path, Config* out) {
+    tls::ServerSettings& t = out->tls_server;
+    forEachKey(node, path,
+               {"listen", "cert_file", "key_file", "ca_cert_file", "auth_clients", "protocols",
+                "ciphers", "ciphersuites"},
+               [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
+                 std::string text;
+                 if (!scalar(value, key_path, "a string", &text)) {
+                   return;
+                 }
+                 std::string message;
+                 if (key == "listen") {
+                   if (!parseTlsListen(text, &out->tls_host, &out->tls_port, &message)) {
+                     error(key_path, message);
+                   }
+                 } else if (key == "auth_clients") {
+                   if (!parseAuthClients(text, &t.auth_clients)) {
+                     error(key_path, "expected no, optional or yes, got '" + text + "'");
+                   }
+                 } else {
+                   *tlsStringSetting(&t, key) = text;
+                 }
+               });
+  }
+
+  // backend.tls: TLS to shards, Cluster nodes and Sentinels.
+  void readBackendTls(const YAML::Node& node, const std::string& path, Config* out) {
+    tls::ClientSettings& t = out->backend_tls_client;
+    forEachKey(node, path,
+               {"enabled", "ca_cert_file", "cert_file", "key_file", "server_name", "verify",
+                "protocols", "ciphers", "ciphersuites"},
+               [&](std::string_view key, const YAML::Node& value, const std::string& key_path) {
+                 if (key == "enabled") {
+                   readBool(value, key_path, &out->backend_tls);
+                 } else if (key == "verify") {
+                   readBool(value, key_path, &t.verify);
+                 } else if (key == "server_name") {
+                   readString(value, key_path, &t.server_name);
+                 } else {
+                   readString(value, key_path, tlsStringSetting(&t, key));
+                 }
+               });
   }
 
   void readReadFrom(const YAML::Node& node, const std::string& path, ReadFrom* out) {
