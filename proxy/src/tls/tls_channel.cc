@@ -57,9 +57,11 @@ TlsChannel::~TlsChannel() { SSL_free(ssl_); }  // frees both BIOs
 
 bool TlsChannel::failWith(std::string_view what) {
   std::string detail;
+  // The verify result is only the cause where the peer is verified: without verification
+  // OpenSSL still records why the chain would have failed, and the handshake went on regardless.
   const long verify = SSL_get_verify_result(ssl_);
-  if (verify != X509_V_OK) {
-    detail = X509_verify_cert_error_string(verify);
+  if (verify != X509_V_OK && context_->verifyPeer()) {
+    detail = std::string("certificate verify failed: ") + X509_verify_cert_error_string(verify);
   }
   const std::string queued = lastError();
   if (detail.empty()) {
@@ -122,7 +124,10 @@ ptrdiff_t TlsChannel::readPlain(char* dst, size_t cap) {
 }
 
 bool TlsChannel::hasBufferedInput() const {
-  return handshake_done_ && !peer_closed_ && SSL_has_pending(ssl_) == 1;
+  // SSL_has_pending() only sees what SSL_read already pulled out of in_: records fed after the
+  // one being read wait in the BIO itself.
+  return handshake_done_ && !peer_closed_ &&
+         (SSL_has_pending(ssl_) == 1 || BIO_ctrl_pending(in_) > 0);
 }
 
 ptrdiff_t TlsChannel::writePlain(const char* src, size_t n) {

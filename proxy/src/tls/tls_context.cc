@@ -3,6 +3,7 @@
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
 
 #include <algorithm>
 #include <sstream>
@@ -50,6 +51,13 @@ bool loadKeyPair(SSL_CTX* ctx, const std::string& cert_file, const std::string& 
     return fail(error, "cannot load certificate " + cert_file);
   }
   if (SSL_CTX_use_PrivateKey_file(ctx, key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+    // OpenSSL 3 compares the key with the certificate as it loads it.
+    const unsigned long e = ERR_peek_last_error();
+    if (ERR_GET_LIB(e) == ERR_LIB_X509 && ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH) {
+      ERR_clear_error();
+      *error = "private key " + key_file + " does not match certificate " + cert_file;
+      return false;
+    }
     return fail(error, "cannot load private key " + key_file);
   }
   if (SSL_CTX_check_private_key(ctx) != 1) {
