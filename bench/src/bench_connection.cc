@@ -1,10 +1,12 @@
-// The request/reply cycle of one connection: connect, handshake, fill the pipeline, frame replies.
+// The request/reply cycle of one connection: connect, handshakes (TLS, AUTH/SELECT), fill the
+// pipeline, frame replies.
 #include "bench_connection.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -123,7 +125,100 @@ void BenchConnection::onConnect(uv_connect_t* req, int status) {
                 &BenchConnection::onRead);
   t->counters().connections++;
   self->issued_at_connect_ = self->issued_;
+  if (t->ctx().tls != nullptr) {
+    self->startTls();
+    return;
+  }
   self->sendHandshake();
+}
+
+void BenchConnection::startTls() {
+  const PhaseContext& ctx = thread_->ctx();
+  tls_ = std::make_unique<tls::TlsChannel>(ctx.tls, ctx.options->host);
+  if (tls_in_.empty()) {
+    tls_in_.resize(kReadChunk);
+  }
+  state_ = State::kTlsHandshake;
+  if (!tls_->startHandshake()) {
+    thread_->fail("cannot connect to " + ctx.address_text + ": " + tls_->error());
+    return;
+  }
+  flush();  // the ClientHello
+}
+
+void BenchConnection::onTlsReady() {
+  ThreadCounters& c = thread_->counters();
+  if (c.tls_protocol.empty()) {
+    c.tls_protocol = tls_->protocol();
+    c.tls_cipher = tls_->cipher();
+  }
+  sendHandshake();
+}
+
+std::string BenchConnection::clientCertHint(bool answered) const {
+  // A server that verifies clients refuses one without a certificate after the client accepted
+  // the server's certificate: in TLS 1.2 with an alert in the handshake, in TLS 1.3 after it
+  // (the client's side is done first), often seen only as a reset.
+  if (tls_ == nullptr || !thread_->ctx().options->tls_cert_file.empty() || answered ||
+      !(tls_->handshakeDone() || tls_->peerVerified())) {
+    return "";
+  }
+  return "; the server ended the TLS session before answering: if it verifies clients "
+         "(tls-auth-clients), give --cert and --key";
+}
+
+void BenchConnection::onTlsError() {
+  if (state_ == State::kTlsHandshake) {
+    thread_->fail("cannot connect to " + thread_->ctx().address_text + ": " + tls_->error() +
+                  clientCertHint(false));
+    return;
+  }
+  const std::string what = tls_->error();  // onLost may close and reset the channel
+  onLost(what.c_str());
+}
+
+bool BenchConnection::encrypt() {
+  if (!out_.empty() && tls_->handshakeDone()) {
+    const ptrdiff_t n = tls_->writePlain(out_.data(), out_.size());
+    if (n < 0) {
+      onTlsError();
+      return false;
+    }
+    out_.erase(0, static_cast<size_t>(n));
+  }
+  const size_t pending = tls_->pendingCipher();
+  if (pending > 0) {
+    const size_t old = tls_out_.size();
+    tls_out_.resize(old + pending);
+    tls_out_.resize(old + tls_->takeCipher(tls_out_.data() + old, pending));
+  }
+  return true;
+}
+
+bool BenchConnection::decrypt(size_t n) {
+  if (!tls_->feed(tls_in_.data(), n)) {
+    onTlsError();
+    return false;
+  }
+  while (tls_->handshakeDone()) {
+    if (in_.size() - in_len_ < kReadChunk / 4) {
+      in_.resize(std::max(in_.size() * 2, in_len_ + kReadChunk));
+    }
+    const ptrdiff_t got = tls_->readPlain(in_.data() + in_len_, in_.size() - in_len_);
+    if (got < 0) {
+      onTlsError();
+      return false;
+    }
+    if (got == 0) {
+      break;
+    }
+    in_len_ += static_cast<size_t>(got);
+  }
+  // Handshake messages, alerts and key updates the channel produced go out at once.
+  if (tls_->pendingCipher() > 0) {
+    flush();
+  }
+  return !thread_->stopping() && state_ != State::kClosing && state_ != State::kDone;
 }
 
 void BenchConnection::sendHandshake() {
@@ -237,30 +332,41 @@ void BenchConnection::buildRequest(uint64_t now) {
 }
 
 void BenchConnection::flush() {
-  if (out_.empty() || write_busy_) {
+  if (tls_ != nullptr) [[unlikely]] {
+    if (encrypt()) {
+      writeWire(tls_out_);
+    }
+    return;
+  }
+  writeWire(out_);
+}
+
+// `buf` is out_ (plain) or tls_out_ (--tls): the bytes for the socket, in order.
+void BenchConnection::writeWire(std::string& buf) {
+  if (buf.empty() || write_busy_) {
     return;
   }
   auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_);
-  uv_buf_t buf = uv_buf_init(out_.data(), static_cast<unsigned int>(out_.size()));
-  const int n = uv_try_write(stream, &buf, 1);
-  if (n >= 0 && static_cast<size_t>(n) == out_.size()) {
-    out_.clear();
+  uv_buf_t ub = uv_buf_init(buf.data(), static_cast<unsigned int>(buf.size()));
+  const int n = uv_try_write(stream, &ub, 1);
+  if (n >= 0 && static_cast<size_t>(n) == buf.size()) {
+    buf.clear();
     return;
   }
   if (n < 0 && n != UV_EAGAIN) {
     onLost(uv_strerror(n));
     return;
   }
-  // The socket is full: hand the rest to uv_write and keep building into out_ meanwhile.
-  writing_.swap(out_);
-  out_.clear();
+  // The socket is full: hand the rest to uv_write and keep building into buf meanwhile.
+  writing_.swap(buf);
+  buf.clear();
   if (n > 0) {
     writing_.erase(0, static_cast<size_t>(n));
   }
-  buf = uv_buf_init(writing_.data(), static_cast<unsigned int>(writing_.size()));
+  ub = uv_buf_init(writing_.data(), static_cast<unsigned int>(writing_.size()));
   write_req_.data = this;
   write_busy_ = true;
-  const int rc = uv_write(&write_req_, stream, &buf, 1, &BenchConnection::onWrite);
+  const int rc = uv_write(&write_req_, stream, &ub, 1, &BenchConnection::onWrite);
   if (rc != 0) {
     write_busy_ = false;
     onLost(uv_strerror(rc));
@@ -283,6 +389,10 @@ void BenchConnection::onWrite(uv_write_t* req, int status) {
 
 void BenchConnection::onAlloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
   auto* self = static_cast<BenchConnection*>(handle->data);
+  if (self->tls_ != nullptr) [[unlikely]] {
+    *buf = uv_buf_init(self->tls_in_.data(), static_cast<unsigned int>(self->tls_in_.size()));
+    return;
+  }
   if (self->in_.size() - self->in_len_ < kReadChunk / 4) {
     self->in_.resize(std::max(self->in_.size() * 2, self->in_len_ + kReadChunk));
   }
@@ -296,11 +406,29 @@ void BenchConnection::onRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t*
     return;
   }
   if (nread < 0) {
-    self->onLost(nread == UV_EOF ? "the server closed the connection"
-                                 : uv_strerror(static_cast<int>(nread)));
+    const char* what =
+        nread == UV_EOF ? "the server closed the connection" : uv_strerror(static_cast<int>(nread));
+    if (self->state_ == State::kTlsHandshake) {
+      self->thread_->fail("cannot connect to " + self->thread_->ctx().address_text +
+                          ": TLS handshake failed: " + what + self->clientCertHint(false));
+      return;
+    }
+    self->onLost(what);
     return;
   }
-  self->in_len_ += static_cast<size_t>(nread);
+  if (self->tls_ != nullptr) [[unlikely]] {
+    if (!self->decrypt(static_cast<size_t>(nread))) {
+      return;
+    }
+    if (self->state_ == State::kTlsHandshake) {
+      if (self->tls_->handshakeDone()) {
+        self->onTlsReady();
+      }
+      return;
+    }
+  } else {
+    self->in_len_ += static_cast<size_t>(nread);
+  }
   const uint64_t now = monoNanos();
   if (!self->processReplies(now)) {
     return;
@@ -467,7 +595,8 @@ void BenchConnection::onLost(const char* what) {
     return;
   }
   thread_->fail("connection to " + thread_->ctx().address_text + " lost: " + what + " (" +
-                std::to_string(lost) + " requests in flight)");
+                std::to_string(lost) + " requests in flight)" +
+                clientCertHint(issued_ - issued_at_connect_ > lost));
 }
 
 void BenchConnection::abort() {
@@ -491,6 +620,8 @@ void BenchConnection::resetBuffers() {
   count_ = 0;
   handshake_pending_ = 0;
   scanner_.reset();
+  tls_.reset();
+  tls_out_.clear();
 }
 
 void BenchConnection::onClosed(uv_handle_t* handle) {

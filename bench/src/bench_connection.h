@@ -4,17 +4,29 @@
 // only when the socket is full), and frames replies in place with the project's ReplyScanner;
 // replies are never copied into objects. Short-connection mode closes and reconnects every N
 // requests; a server that closes the connection is counted and either reconnected or fatal.
+//
+//   kIdle -> kConnecting -> kTlsHandshake -> kHandshake -> kReady -> kClosing -> kDone
+//                 ^          (--tls only)      (AUTH/SELECT,           |
+//                 |                             when given)            |
+//                 +------ reconnect (-k 0, --max-reconnects) ----------+
+//
+// Requests are built (and timed) only in kReady, so neither the TCP connect nor the TLS and
+// AUTH/SELECT handshakes count in any request's latency. With --tls a TlsChannel sits between the
+// buffers and the socket: out_ is encrypted into tls_out_ when flushed, and ciphertext read into
+// tls_in_ is decrypted into in_, where replies are framed as on the plain path.
 #pragma once
 
 #include <uv.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "key_generator.h"
 #include "resp/reply_scanner.h"
 #include "rng.h"
+#include "tls/tls_channel.h"
 #include "verifier.h"
 
 namespace sp::bench {
@@ -35,14 +47,24 @@ class BenchConnection {
   // Called when the run starts draining (--test-time over): close once the FIFO is empty.
   void drain();
 
-  bool connecting() const { return state_ == State::kConnecting; }
+  // Connecting or running the TLS handshake: --connect-timeout applies.
+  bool connecting() const { return state_ == State::kConnecting || state_ == State::kTlsHandshake; }
+  bool tlsHandshaking() const { return state_ == State::kTlsHandshake; }
   uint64_t connectStartNs() const { return connect_start_ns_; }
   bool hasInFlight() const { return count_ > 0; }
   uint64_t oldestSendNs() const { return ring_[head_].sent_ns; }
   bool closed() const { return state_ == State::kDone; }
 
  private:
-  enum class State : uint8_t { kIdle, kConnecting, kHandshake, kReady, kClosing, kDone };
+  enum class State : uint8_t {
+    kIdle,
+    kConnecting,
+    kTlsHandshake,  // --tls: ClientHello sent, waiting for the server's side
+    kHandshake,     // AUTH/SELECT sent, waiting for their replies
+    kReady,
+    kClosing,
+    kDone
+  };
   static constexpr uint16_t kHandshake = 0xffff;
 
   struct InFlight {
@@ -63,6 +85,18 @@ class BenchConnection {
   static void onWrite(uv_write_t* req, int status);
   static void onClosed(uv_handle_t* handle);
 
+  void startTls();
+  void onTlsReady();  // the TLS handshake is done: AUTH/SELECT, or ready
+  void onTlsError();  // the channel failed: during the handshake fatal, later a lost connection
+  // --tls without --cert: a hint that the server may want a client certificate, when the way the
+  // connection ended fits ("" otherwise). `answered`: a request on it got its reply.
+  std::string clientCertHint(bool answered) const;
+  // --tls: feeds n bytes of tls_in_, sends what the channel produced and appends the decrypted
+  // bytes to in_; false when the connection or run ended.
+  bool decrypt(size_t n);
+  // --tls: encrypts out_ into tls_out_; false when the connection or run ended.
+  bool encrypt();
+  void writeWire(std::string& buf);
   void sendHandshake();
   void becomeReady();
   void buildRequest(uint64_t now);
@@ -94,6 +128,12 @@ class BenchConnection {
   bool write_busy_ = false;
   std::string out_;      // requests built this turn, not yet handed to the kernel
   std::string writing_;  // bytes owned by an uv_write in progress
+
+  // --tls only (nullptr otherwise: the plain path checks this one pointer). A new channel for
+  // every connect.
+  std::unique_ptr<tls::TlsChannel> tls_;
+  std::string tls_out_;       // ciphertext not yet handed to the kernel
+  std::vector<char> tls_in_;  // ciphertext read, fed to the channel at once
 
   std::vector<char> in_;
   size_t in_len_ = 0;

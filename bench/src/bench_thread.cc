@@ -183,7 +183,8 @@ void BenchThread::checkTimeouts(uint64_t now) {
   for (auto& c : conns_) {
     if (c->connecting() && now - c->connectStartNs() > connect_ns) {
       fail("timed out connecting to " + ctx_.address_text + " after " +
-           std::to_string(o.connect_timeout_ms) + " ms");
+           std::to_string(o.connect_timeout_ms) + " ms" +
+           (c->tlsHandshaking() ? " (the TLS handshake did not finish: is it a TLS port?)" : ""));
       return;
     }
     if (c->hasInFlight() && now > c->oldestSendNs() && now - c->oldestSendNs() > request_ns) {

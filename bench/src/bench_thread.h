@@ -18,6 +18,7 @@
 #include "command_stats.h"
 #include "options.h"
 #include "rate_pacer.h"
+#include "tls/tls_context.h"
 #include "verifier.h"
 #include "workload.h"
 
@@ -36,8 +37,9 @@ struct PhaseContext {
   std::vector<sockaddr_storage> sources;  // --source-address, port 0; empty: the kernel picks
   uint32_t run_id = 0;
   uint64_t seed = 0;
-  uint32_t total_slots = 0;                   // connections over all threads
-  std::vector<VerifySlot>* verify = nullptr;  // indexed by global slot; nullptr without --verify
+  uint32_t total_slots = 0;                    // connections over all threads
+  std::vector<VerifySlot>* verify = nullptr;   // indexed by global slot; nullptr without --verify
+  std::shared_ptr<const tls::TlsContext> tls;  // --tls: shared by every connection; else nullptr
 };
 
 struct ThreadCounters {
@@ -48,6 +50,8 @@ struct ThreadCounters {
   uint64_t verify_unverified = 0;
   uint64_t verify_lost = 0;  // --verify-allow-loss: nil reads of acknowledged writes
   std::vector<std::string> verify_messages;  // the first few mismatches
+  std::string tls_protocol;  // --tls: what the first handshake negotiated ("TLSv1.3")
+  std::string tls_cipher;
 };
 
 class BenchThread {

@@ -220,6 +220,12 @@ bool parseFlags(const std::vector<std::string>& args, MatrixFlags* f, std::strin
         return false;
       }
       f->out_dir = value;
+    } else if (isTlsFlag(name)) {
+      *error = name +
+               " applies to the run command only (shardbench --tls -h HOST -p PORT ...): matrix "
+               "starts its own shards and proxy without TLS, and its setup connections "
+               "(FLUSHALL, INFO) have no TLS";
+      return false;
     } else {
       *error = "unknown flag '" + name + "' (see shardbench matrix --help)";
       return false;

@@ -42,6 +42,9 @@ void mergeRuns(RunRecord* into, const RunRecord& other) {
   s.connections += other.summary.connections;
   s.reconnects += other.summary.reconnects;
   s.closed_by_server += other.summary.closed_by_server;
+  if (!s.tls.enabled && other.summary.tls.enabled) {
+    s.tls = other.summary.tls;  // the first TLS run's settings
+  }
   s.verify = s.verify || other.summary.verify;
   s.verify_mismatches += other.summary.verify_mismatches;
   s.verify_unverified += other.summary.verify_unverified;

@@ -11,6 +11,7 @@
 #include "command_template.h"
 #include "percentile_table.h"
 #include "redis_tests.h"
+#include "tls/tls_context.h"
 
 namespace sp::bench {
 namespace {
@@ -162,6 +163,24 @@ bool isNumericAddress(const std::string& text) {
          inet_pton(AF_INET6, text.c_str(), &buf) == 1;
 }
 
+// Every TLS flag of the run command; all but --tls itself need --tls.
+constexpr std::string_view kTlsFlags[] = {
+    "--tls",         "--cacert",          "--cert",     "--key",
+    "--sni",         "--tls-skip-verify", "--insecure", "--tls-protocols",
+    "--tls-ciphers", "--tls-ciphersuites"};
+
+// A file or name flag that must not be empty.
+Handler nonEmpty(std::string_view flag, std::string Options::*field) {
+  return [flag, field](Options& o, const std::string& v, std::string* e) {
+    if (v.empty()) {
+      *e = "empty value for " + std::string(flag);
+      return false;
+    }
+    o.*field = v;
+    return true;
+  };
+}
+
 struct ParseState {
   bool keepalive = true;
   uint64_t r = 0;
@@ -231,6 +250,34 @@ std::vector<Flag> flagTable(ParseState& st) {
         }
         return true;
       });
+  add({"--tls"}, "--tls", false, [](Options& o, const std::string&, std::string*) {
+    o.tls = true;
+    return true;
+  });
+  add({"--cacert"}, "--cacert", true, nonEmpty("--cacert", &Options::tls_ca_cert_file));
+  add({"--cert"}, "--cert", true, nonEmpty("--cert", &Options::tls_cert_file));
+  add({"--key"}, "--key", true, nonEmpty("--key", &Options::tls_key_file));
+  add({"--sni"}, "--sni", true, nonEmpty("--sni", &Options::tls_sni));
+  add({"--tls-skip-verify", "--insecure"}, "--tls-skip-verify", false,
+      [](Options& o, const std::string&, std::string*) {
+        o.tls_verify = false;
+        return true;
+      });
+  add({"--tls-protocols"}, "--tls-protocols", true,
+      [](Options& o, const std::string& v, std::string* e) {
+        int min_version = 0;
+        int max_version = 0;
+        if (!tls::parseProtocols(v, &min_version, &max_version)) {
+          *e = "invalid value '" + v +
+               "' for --tls-protocols: expected TLSv1.2, TLSv1.3 or both, separated by spaces";
+          return false;
+        }
+        o.tls_protocols = v;
+        return true;
+      });
+  add({"--tls-ciphers"}, "--tls-ciphers", true, nonEmpty("--tls-ciphers", &Options::tls_ciphers));
+  add({"--tls-ciphersuites"}, "--tls-ciphersuites", true,
+      nonEmpty("--tls-ciphersuites", &Options::tls_ciphersuites));
   add({"--threads"}, "threads", true, [](Options& o, const std::string& v, std::string* e) {
     return parseInt(v, "--threads", 1, 1024, &o.threads, e);
   });
@@ -614,6 +661,18 @@ bool parseOptions(const std::vector<std::string>& args, Options* out, std::strin
       return false;
     }
   }
+  if (!o.tls) {
+    for (std::string_view flag : kTlsFlags) {
+      if (flag != "--tls" && has(flag)) {
+        *error = std::string(flag) + " needs --tls";
+        return false;
+      }
+    }
+  }
+  if (has("--cert") != has("--key")) {
+    *error = "--cert and --key go together: the client certificate and its private key";
+    return false;
+  }
   for (const CommandSpec& c : o.commands) {
     if (c.argv.empty()) {
       *error = "empty --command";
@@ -622,6 +681,15 @@ bool parseOptions(const std::vector<std::string>& args, Options* out, std::strin
   }
   *out = std::move(o);
   return true;
+}
+
+bool isTlsFlag(std::string_view flag) {
+  for (std::string_view f : kTlsFlags) {
+    if (f == flag) {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::string helpText() {
@@ -652,6 +720,21 @@ Connection:
       --max-reconnects N    reconnect up to N times per thread when the server closes a
                             connection; the requests in flight count as errors (default 0: a
                             closed connection ends the run with an error)
+
+TLS (memtier_benchmark's flags; redis-benchmark's --insecure, --tls-ciphers too):
+      --tls                 connect with TLS; each connection's handshake completes before
+                            AUTH/SELECT and before any request is timed
+      --cacert FILE         CA certificate(s) the server's certificate must chain to (PEM;
+                            default: the system's CA store)
+      --cert FILE           client certificate (PEM), for servers that verify clients
+                            (redis tls-auth-clients); needs --key
+      --key FILE            the client certificate's private key (PEM)
+      --sni NAME            server name sent as SNI and verified against the certificate
+                            (default: the host; an IP address is checked as an IP SAN)
+      --tls-skip-verify     do not verify the server's certificate (also --insecure)
+      --tls-protocols LIST  allowed versions, e.g. "TLSv1.2 TLSv1.3" (default: 1.2 and up)
+      --tls-ciphers LIST    TLS 1.2 cipher list (OpenSSL syntax)
+      --tls-ciphersuites LIST  TLS 1.3 cipher suites (OpenSSL syntax)
 
 Load shape:
       --threads N           client threads, each with its own event loop (default 1)

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cpu_list.h"
@@ -36,6 +37,16 @@ struct Options {
   // --source-address: local addresses the connections bind to in turn (numeric, the target's
   // family), so more connections than one address's ephemeral ports can reach one server port.
   std::vector<std::string> source_addresses;
+  // --tls and its files: every connection runs a TLS handshake before AUTH/SELECT.
+  bool tls = false;
+  std::string tls_ca_cert_file;  // --cacert; "" = the system's CA store
+  std::string tls_cert_file;     // --cert, client certificate (needs --key)
+  std::string tls_key_file;      // --key
+  std::string tls_sni;           // --sni: SNI and the name verified; "" = the host
+  bool tls_verify = true;        // false with --tls-skip-verify
+  std::string tls_protocols;     // --tls-protocols "TLSv1.2 TLSv1.3"; "" = OpenSSL's default
+  std::string tls_ciphers;       // --tls-ciphers (TLS 1.2)
+  std::string tls_ciphersuites;  // --tls-ciphersuites (TLS 1.3)
 
   // Load shape.
   uint32_t threads = 1;
@@ -94,5 +105,9 @@ struct Options {
 bool parseOptions(const std::vector<std::string>& args, Options* out, std::string* error);
 
 std::string helpText();
+
+// Whether `flag` ("--cacert", "--tls-skip-verify", ...) is one of the TLS flags of the run
+// command, so that the matrix and scenario subcommands can say they do not take it.
+bool isTlsFlag(std::string_view flag);
 
 }  // namespace sp::bench

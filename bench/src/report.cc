@@ -26,6 +26,20 @@ void printRule(FILE* out, int width, char c) {
 
 double toMs(double ns) { return ns / 1e6; }
 
+std::string tlsLine(const TlsSummary& tls) {
+  if (!tls.enabled) {
+    return "";
+  }
+  std::string line = "TLS: ";
+  line += tls.protocol.empty() ? "no handshake completed" : tls.protocol + " " + tls.cipher;
+  line += tls.verify ? ", server certificate verified"
+                     : ", server certificate not verified (--tls-skip-verify)";
+  if (tls.client_cert) {
+    line += ", client certificate";
+  }
+  return line;
+}
+
 void printTable(FILE* out, const std::vector<PhaseResult>& phases, const RunSummary& summary) {
   int type_width = 6;
   for (const auto& p : phases) {
@@ -38,7 +52,11 @@ void printTable(FILE* out, const std::vector<PhaseResult>& phases, const RunSumm
     width += 1 + c.width;
   }
   if (!summary.description.empty()) {
-    std::fprintf(out, "%s\n\n", summary.description.c_str());
+    std::fprintf(out, "%s\n", summary.description.c_str());
+    if (summary.tls.enabled) {
+      std::fprintf(out, "%s\n", tlsLine(summary.tls).c_str());
+    }
+    std::fprintf(out, "\n");
   }
   for (const auto& p : phases) {
     uint64_t ops = 0;

@@ -11,11 +11,25 @@
 
 namespace sp::bench {
 
+// --tls: how the run connected. protocol and cipher are what the first handshake negotiated.
+struct TlsSummary {
+  bool enabled = false;
+  bool verify = false;       // the server's certificate was verified (not --tls-skip-verify)
+  bool client_cert = false;  // a client certificate was offered (--cert)
+  std::string protocol;      // "TLSv1.3"; "" when no handshake completed
+  std::string cipher;        // "TLS_AES_256_GCM_SHA384"
+};
+
+// "TLS: TLSv1.3 TLS_AES_256_GCM_SHA384, server certificate verified, client certificate" (the
+// line under the report's description); "" without TLS.
+std::string tlsLine(const TlsSummary& tls);
+
 struct RunSummary {
   std::string description;  // "1 thread, 50 connections, pipeline 1 against 127.0.0.1:6379"
   uint64_t connections = 0;
   uint64_t reconnects = 0;
   uint64_t closed_by_server = 0;
+  TlsSummary tls;
   bool verify = false;
   uint64_t verify_mismatches = 0;
   uint64_t verify_unverified = 0;  // reads with no single expected value

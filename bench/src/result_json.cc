@@ -139,6 +139,17 @@ std::string toJson(const RunRecord& run) {
   u64(out, "reconnects", run.summary.reconnects);
   out += ", ";
   u64(out, "closed_by_server", run.summary.closed_by_server);
+  const TlsSummary& tls = run.summary.tls;
+  out += "},\n  \"tls\": {\"enabled\": ";
+  out += tls.enabled ? "true" : "false";
+  out += ", \"verify\": ";
+  out += tls.verify ? "true" : "false";
+  out += ", \"client_cert\": ";
+  out += tls.client_cert ? "true" : "false";
+  out += ", \"protocol\": ";
+  appendJsonString(out, tls.protocol);
+  out += ", \"cipher\": ";
+  appendJsonString(out, tls.cipher);
   out += "},\n  \"verify\": {\"enabled\": ";
   out += run.summary.verify ? "true" : "false";
   out += ", ";
@@ -195,6 +206,12 @@ bool fromJson(std::string_view text, RunRecord* out, std::string* error) {
   run.summary.connections = doc["connections"]["opened"].asU64();
   run.summary.reconnects = doc["connections"]["reconnects"].asU64();
   run.summary.closed_by_server = doc["connections"]["closed_by_server"].asU64();
+  const JsonValue& tls = doc["tls"];  // absent in older files: plain TCP
+  run.summary.tls.enabled = tls["enabled"].asBool();
+  run.summary.tls.verify = tls["verify"].asBool();
+  run.summary.tls.client_cert = tls["client_cert"].asBool();
+  run.summary.tls.protocol = tls["protocol"].asString();
+  run.summary.tls.cipher = tls["cipher"].asString();
   run.summary.verify = doc["verify"]["enabled"].asBool();
   run.summary.verify_mismatches = doc["verify"]["mismatches"].asU64();
   run.summary.verify_unverified = doc["verify"]["unverified"].asU64();

@@ -61,6 +61,26 @@ bool resolveSources(const Options& o, int family, std::vector<sockaddr_storage>*
   return true;
 }
 
+// --tls: one client context for every connection of the run; nullptr with *error naming the file
+// or setting at fault.
+std::shared_ptr<const tls::TlsContext> makeTlsContext(const Options& o, std::string* error) {
+  tls::ClientSettings s;
+  s.ca_cert_file = o.tls_ca_cert_file;
+  s.cert_file = o.tls_cert_file;
+  s.key_file = o.tls_key_file;
+  s.server_name = o.tls_sni;
+  s.verify = o.tls_verify;
+  s.protocols = o.tls_protocols;
+  s.ciphers = o.tls_ciphers;
+  s.ciphersuites = o.tls_ciphersuites;
+  std::string why;
+  auto ctx = tls::TlsContext::makeClient(s, &why);
+  if (ctx == nullptr) {
+    *error = "TLS: " + why;
+  }
+  return ctx;
+}
+
 struct PhaseOutcome {
   PhaseResult result;
   std::string error;
@@ -93,7 +113,10 @@ class Runner {
 RunOutput Runner::run() {
   RunOutput output;
   std::string error;
-  if (!resolve(o_, &base_.address, &error) ||
+  if (o_.tls) {
+    base_.tls = makeTlsContext(o_, &error);
+  }
+  if ((o_.tls && base_.tls == nullptr) || !resolve(o_, &base_.address, &error) ||
       !resolveSources(o_, base_.address.ss_family, &base_.sources, &error)) {
     output.status = 1;
     output.error = error;
@@ -133,7 +156,7 @@ RunOutput Runner::run() {
   std::snprintf(
       desc, sizeof(desc),
       "shardbench %s: %s, %u thread%s, %u connections, pipeline %u, %s, %u%s-byte "
-      "values%s%s",
+      "values%s%s%s",
       SHARDPROXY_VERSION, base_.address_text.c_str(), o_.threads, o_.threads == 1 ? "" : "s",
       o_.clients_total, o_.pipeline,
       o_.test_time_s > 0 ? (std::to_string(o_.test_time_s) + " s per test").c_str()
@@ -142,9 +165,12 @@ RunOutput Runner::run() {
       o_.data_size_max != o_.data_size_min ? ("-" + std::to_string(o_.data_size_max)).c_str() : "",
       o_.rate > 0 ? (", rate " + std::to_string(static_cast<uint64_t>(o_.rate)) + "/s").c_str()
                   : "",
-      o_.verify ? ", verify" : "");
+      o_.tls ? ", TLS" : "", o_.verify ? ", verify" : "");
   summary_.description = desc;
   summary_.verify = o_.verify;
+  summary_.tls.enabled = o_.tls;
+  summary_.tls.verify = o_.tls_verify;
+  summary_.tls.client_cert = !o_.tls_cert_file.empty();
 
   std::vector<PhaseResult> results;
   std::string fatal;
@@ -368,6 +394,10 @@ PhaseOutcome Runner::runPhase(const Phase& phase) {
     summary_.connections += tc.connections;
     summary_.reconnects += tc.reconnects;
     summary_.closed_by_server += tc.closed_by_server;
+    if (summary_.tls.protocol.empty() && !tc.tls_protocol.empty()) {
+      summary_.tls.protocol = tc.tls_protocol;
+      summary_.tls.cipher = tc.tls_cipher;
+    }
     summary_.verify_mismatches += tc.verify_mismatches;
     summary_.verify_unverified += tc.verify_unverified;
     summary_.verify_lost += tc.verify_lost;

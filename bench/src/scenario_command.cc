@@ -12,6 +12,7 @@
 #include "cpu_budget.h"
 #include "interrupt.h"
 #include "machine_info.h"
+#include "options.h"
 #include "point_executor.h"
 #include "scenario.h"
 #include "scenario_plan.h"
@@ -233,6 +234,12 @@ bool parseFlags(const std::vector<std::string>& args, ScenarioFlags* f, std::str
         return false;
       }
       f->dry_run = true;
+    } else if (isTlsFlag(name)) {
+      *error = name +
+               " applies to the run command only (shardbench --tls -h HOST -p PORT ...): "
+               "scenario's local servers run without TLS, and its setup connections to a "
+               "--target (FLUSHALL, INFO) have no TLS";
+      return false;
     } else {
       *error = "unknown flag '" + name + "' (see shardbench scenario --help)";
       return false;

@@ -237,6 +237,70 @@ TEST(OptionsTest, VerifyNeedsOwnedKeys) {
             std::string::npos);
 }
 
+TEST(OptionsTest, TlsIsOffByDefault) {
+  Options o = ok({});
+  EXPECT_FALSE(o.tls);
+  EXPECT_TRUE(o.tls_verify);
+  EXPECT_TRUE(o.tls_ca_cert_file.empty());
+  EXPECT_TRUE(o.tls_cert_file.empty());
+  EXPECT_TRUE(o.tls_sni.empty());
+}
+
+TEST(OptionsTest, MemtierTlsFlags) {
+  Options o = ok({"--tls", "--cacert", "ca.crt", "--cert=client.crt", "--key", "client.key",
+                  "--sni", "redis.example", "--tls-protocols", "TLSv1.2 TLSv1.3"});
+  EXPECT_TRUE(o.tls);
+  EXPECT_EQ(o.tls_ca_cert_file, "ca.crt");
+  EXPECT_EQ(o.tls_cert_file, "client.crt");
+  EXPECT_EQ(o.tls_key_file, "client.key");
+  EXPECT_EQ(o.tls_sni, "redis.example");
+  EXPECT_EQ(o.tls_protocols, "TLSv1.2 TLSv1.3");
+  EXPECT_TRUE(o.tls_verify);
+  EXPECT_FALSE(ok({"--tls", "--tls-skip-verify"}).tls_verify);
+}
+
+TEST(OptionsTest, RedisBenchmarkTlsSpellings) {
+  Options o = ok({"--tls", "--insecure", "--tls-ciphers", "ECDHE-RSA-AES128-GCM-SHA256",
+                  "--tls-ciphersuites", "TLS_AES_128_GCM_SHA256", "-t", "set"});
+  EXPECT_FALSE(o.tls_verify);
+  EXPECT_EQ(o.tls_ciphers, "ECDHE-RSA-AES128-GCM-SHA256");
+  EXPECT_EQ(o.tls_ciphersuites, "TLS_AES_128_GCM_SHA256");
+}
+
+TEST(OptionsTest, TlsFlagsNeedTls) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"--cacert", "ca.crt"},
+                                             {"--cert", "c.crt", "--key", "c.key"},
+                                             {"--sni", "x"},
+                                             {"--tls-skip-verify"},
+                                             {"--tls-protocols", "TLSv1.3"},
+                                             {"--tls-ciphers", "HIGH"},
+                                             {"--tls-ciphersuites", "TLS_AES_128_GCM_SHA256"}}) {
+    EXPECT_NE(bad(args).find("needs --tls"), std::string::npos) << args[0];
+  }
+}
+
+TEST(OptionsTest, TlsBadValues) {
+  EXPECT_NE(bad({"--tls", "--cert", "c.crt"}).find("--cert and --key go together"),
+            std::string::npos);
+  EXPECT_NE(bad({"--tls", "--key", "c.key"}).find("--cert and --key go together"),
+            std::string::npos);
+  EXPECT_NE(bad({"--tls", "--tls-protocols", "SSLv3"}).find("--tls-protocols"), std::string::npos);
+  EXPECT_NE(bad({"--tls", "--cacert="}).find("empty value for --cacert"), std::string::npos);
+  EXPECT_NE(bad({"--tls", "--cacert"}).find("missing value for --cacert"), std::string::npos);
+  EXPECT_NE(bad({"--tls=1"}).find("takes no value"), std::string::npos);
+}
+
+TEST(OptionsTest, TlsFlagsAreKnownToTheSubcommands) {
+  for (const char* flag :
+       {"--tls", "--cacert", "--cert", "--key", "--sni", "--tls-skip-verify", "--insecure",
+        "--tls-protocols", "--tls-ciphers", "--tls-ciphersuites"}) {
+    EXPECT_TRUE(isTlsFlag(flag)) << flag;
+  }
+  EXPECT_FALSE(isTlsFlag("--threads"));
+  EXPECT_FALSE(isTlsFlag("-k"));
+}
+
 TEST(OptionsTest, HelpListsEveryFlag) {
   const std::string help = helpText();
   for (const char* flag : {"-h,",
@@ -287,6 +351,16 @@ TEST(OptionsTest, HelpListsEveryFlag) {
                            "--no-progress",
                            "--print-percentiles",
                            "--hdr-file-prefix",
+                           "--tls ",
+                           "--cacert",
+                           "--cert",
+                           "--key",
+                           "--sni",
+                           "--tls-skip-verify",
+                           "--insecure",
+                           "--tls-protocols",
+                           "--tls-ciphers",
+                           "--tls-ciphersuites",
                            "--help",
                            "--version",
                            "merge"}) {

@@ -114,6 +114,50 @@ TEST(ResultJsonTest, RoundTripsExactly) {
   }
 }
 
+TEST(ResultJsonTest, RecordsTls) {
+  RunRecord run = sampleRun(1);
+  EXPECT_NE(toJson(run).find("\"tls\": {\"enabled\": false"), std::string::npos);
+  run.summary.tls = TlsSummary{true, true, true, "TLSv1.3", "TLS_AES_256_GCM_SHA384"};
+  const std::string text = toJson(run);
+  EXPECT_NE(text.find("\"tls\": {\"enabled\": true, \"verify\": true, \"client_cert\": true, "
+                      "\"protocol\": \"TLSv1.3\", \"cipher\": \"TLS_AES_256_GCM_SHA384\"}"),
+            std::string::npos)
+      << text;
+  RunRecord back;
+  std::string error;
+  ASSERT_TRUE(fromJson(text, &back, &error)) << error;
+  EXPECT_TRUE(back.summary.tls.enabled);
+  EXPECT_TRUE(back.summary.tls.verify);
+  EXPECT_TRUE(back.summary.tls.client_cert);
+  EXPECT_EQ(back.summary.tls.protocol, "TLSv1.3");
+  EXPECT_EQ(back.summary.tls.cipher, "TLS_AES_256_GCM_SHA384");
+}
+
+TEST(ResultJsonTest, FilesWithoutTlsReadAsPlainTcp) {
+  std::string text = toJson(sampleRun(1));
+  const size_t at = text.find("\"tls\": {");
+  ASSERT_NE(at, std::string::npos);
+  text.erase(at, text.find("},", at) + 2 - at);  // a file written before the field existed
+  RunRecord back;
+  std::string error;
+  ASSERT_TRUE(fromJson(text, &back, &error)) << error;
+  EXPECT_FALSE(back.summary.tls.enabled);
+  EXPECT_TRUE(back.summary.tls.protocol.empty());
+}
+
+TEST(MergeTest, KeepsTheTlsSettings) {
+  RunRecord merged;
+  RunRecord plain = sampleRun(1);
+  RunRecord tls = sampleRun(2);
+  tls.summary.tls = TlsSummary{true, false, false, "TLSv1.2", "ECDHE-RSA-AES256-GCM-SHA384"};
+  mergeRuns(&merged, plain);
+  EXPECT_FALSE(merged.summary.tls.enabled);
+  mergeRuns(&merged, tls);
+  EXPECT_TRUE(merged.summary.tls.enabled);
+  EXPECT_FALSE(merged.summary.tls.verify);
+  EXPECT_EQ(merged.summary.tls.protocol, "TLSv1.2");
+}
+
 TEST(ResultJsonTest, RejectsOtherFiles) {
   RunRecord run;
   std::string error;
