@@ -1,5 +1,6 @@
-// KeyspacePoller: INFO from every shard on a background thread, with hiredis; and the rules that
-// combine the shards' fields into the proxy's INFO memory, persistence and stats figures.
+// KeyspacePoller: INFO from every shard on a background thread, with a BlockingClient; and the
+// rules that combine the shards' fields into the proxy's INFO memory, persistence and stats
+// figures.
 #include "net/keyspace_poller.h"
 
 #include <hiredis/hiredis.h>
@@ -11,11 +12,13 @@
 #include <iterator>
 #include <map>
 
+#include "route/blocking_client.h"
+
 namespace sp::net {
 namespace {
 
-constexpr timeval kConnectTimeout{0, 300 * 1000};
-constexpr timeval kCommandTimeout{0, 500 * 1000};
+constexpr std::chrono::milliseconds kConnectTimeout{300};
+constexpr std::chrono::milliseconds kCommandTimeout{500};
 
 bool parseField(std::string_view text, std::string_view key, uint64_t* out) {
   const size_t at = text.find(key);
@@ -27,46 +30,30 @@ bool parseField(std::string_view text, std::string_view key, uint64_t* out) {
   return std::from_chars(begin, end, *out).ec == std::errc();
 }
 
-ShardKeyspace poll(const route::ShardAddress& shard) {
+ShardKeyspace poll(const route::ShardAddress& shard,
+                   const std::shared_ptr<const tls::TlsContext>& tls) {
   ShardKeyspace out;
   out.shard = shard.name;
-  redisContext* c = shard.isUnixSocket()
-                        ? redisConnectUnixWithTimeout(shard.host.c_str(), kConnectTimeout)
-                        : redisConnectWithTimeout(shard.host.c_str(), shard.port, kConnectTimeout);
-  if (c == nullptr || c->err != 0) {
-    if (c != nullptr) {
-      redisFree(c);
-    }
+  route::BlockingClient c(route::BlockingClient::Options{kConnectTimeout, kCommandTimeout, tls});
+  if (shard.isUnixSocket() ? !c.connectUnix(shard.host) : !c.connect(shard.host, shard.port)) {
     return out;
   }
-  redisSetTimeout(c, kCommandTimeout);
   if (!shard.password.empty()) {
-    auto* auth = static_cast<redisReply*>(
-        shard.username.empty()
-            ? redisCommand(c, "AUTH %b", shard.password.data(), shard.password.size())
-            : redisCommand(c, "AUTH %b %b", shard.username.data(), shard.username.size(),
-                           shard.password.data(), shard.password.size()));
-    const bool ok = auth != nullptr && auth->type != REDIS_REPLY_ERROR;
-    if (auth != nullptr) {
-      freeReplyObject(auth);
-    }
-    if (!ok) {
-      redisFree(c);
+    const route::Reply auth = shard.username.empty()
+                                  ? c.command({"AUTH", shard.password})
+                                  : c.command({"AUTH", shard.username, shard.password});
+    if (auth == nullptr || auth->type == REDIS_REPLY_ERROR) {
       return out;
     }
   }
   // The default sections (INFO without arguments, as every Redis version takes it): a few KB.
-  auto* reply = static_cast<redisReply*>(redisCommand(c, "INFO"));
+  const route::Reply reply = c.command({"INFO"});
   if (reply != nullptr && reply->type == REDIS_REPLY_STRING) {
     out.ok = true;
     const std::string_view text(reply->str, reply->len);
     out.dbs = parseKeyspace(text);
     out.info = parseInfo(text);
   }
-  if (reply != nullptr) {
-    freeReplyObject(reply);
-  }
-  redisFree(c);
   return out;
 }
 
@@ -480,8 +467,9 @@ std::string KeyspaceCache::infoLines() const {
 }
 
 KeyspacePoller::KeyspacePoller(KeyspaceCache& cache, std::function<route::TopologyPtr()> topology,
-                               std::chrono::milliseconds interval)
-    : cache_(cache), topology_(std::move(topology)), interval_(interval) {}
+                               std::chrono::milliseconds interval,
+                               std::function<std::shared_ptr<const tls::TlsContext>()> tls)
+    : cache_(cache), topology_(std::move(topology)), interval_(interval), tls_(std::move(tls)) {}
 
 KeyspacePoller::~KeyspacePoller() { stop(); }
 
@@ -515,6 +503,7 @@ void KeyspacePoller::pollOnce() {
   if (topology == nullptr) {
     return;
   }
+  const std::shared_ptr<const tls::TlsContext> tls = tls_ ? tls_() : nullptr;
   std::vector<ShardKeyspace> shards;
   for (const route::ShardAddress& shard : topology->shards()) {
     {
@@ -523,7 +512,7 @@ void KeyspacePoller::pollOnce() {
         return;
       }
     }
-    shards.push_back(poll(shard));
+    shards.push_back(poll(shard, tls));
   }
   cache_.store(std::move(shards), static_cast<uint64_t>(std::time(nullptr)));
 }

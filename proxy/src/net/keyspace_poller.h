@@ -1,15 +1,16 @@
 // Each shard's INFO (the default sections: memory, persistence, stats, keyspace, ...), polled every
-// couple of seconds by a background thread of the proxy (hiredis, short timeouts) and cached, so
-// INFO never waits on a shard and the workers' pipelines carry no extra commands. The proxy's INFO
-// aggregates the cached fields (net/proxy_context.cc: memory, persistence, the shards' stats and
-// keyspace), and the shardproxy_backend_keys gauge reads the keyspace. The figures are as old as
-// the last poll.
+// couple of seconds by a background thread of the proxy (BlockingClient, short timeouts) and
+// cached, so INFO never waits on a shard and the workers' pipelines carry no extra commands. The
+// proxy's INFO aggregates the cached fields (net/proxy_context.cc: memory, persistence, the shards'
+// stats and keyspace), and the shardproxy_backend_keys gauge reads the keyspace. The figures are as
+// old as the last poll.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "route/topology.h"
+#include "tls/tls_context.h"
 
 namespace sp::net {
 
@@ -83,9 +85,12 @@ class KeyspaceCache {
 
 class KeyspacePoller {
  public:
-  // `topology` returns the shards to poll (the current topology) each round.
+  // `topology` returns the shards to poll (the current topology) each round, and `tls` the client
+  // TLS context for their TCP addresses (nullptr, or no function: plain); a Unix-socket shard is
+  // always polled plain, as redis-server speaks TLS only on its tls-port.
   KeyspacePoller(KeyspaceCache& cache, std::function<route::TopologyPtr()> topology,
-                 std::chrono::milliseconds interval);
+                 std::chrono::milliseconds interval,
+                 std::function<std::shared_ptr<const tls::TlsContext>()> tls = nullptr);
   ~KeyspacePoller();
   KeyspacePoller(const KeyspacePoller&) = delete;
   KeyspacePoller& operator=(const KeyspacePoller&) = delete;
@@ -100,6 +105,7 @@ class KeyspacePoller {
   KeyspaceCache& cache_;
   std::function<route::TopologyPtr()> topology_;
   std::chrono::milliseconds interval_;
+  std::function<std::shared_ptr<const tls::TlsContext>()> tls_;
   std::mutex mu_;
   std::condition_variable wake_;
   bool stopping_ = false;

@@ -28,17 +28,18 @@ std::mutex& publishMutex() {
 
 }  // namespace
 
-bool resolveTopology(config::Config* config, route::TopologyPtr* out, std::string* error) {
+bool resolveTopology(config::Config* config, route::TopologyPtr* out, std::string* error,
+                     const std::shared_ptr<const tls::TlsContext>& backend_tls) {
   if (config->cluster_mode) {
     return route::fetchClusterTopology(toAddresses(config->cluster_seeds), config->backend_username,
-                                       config->backend_password, out, error);
+                                       config->backend_password, backend_tls, out, error);
   }
   if (!config->sentinel.addresses.empty()) {
     const auto sentinels = toAddresses(config->sentinel.addresses);
     for (auto& shard : config->shards) {
       const std::string master = config->sentinel.master_name_prefix + shard.name;
-      if (!route::querySentinelPrimary(sentinels, config->sentinel.password, master, &shard.host,
-                                       &shard.port, error)) {
+      if (!route::querySentinelPrimary(sentinels, config->sentinel.password, master, backend_tls,
+                                       &shard.host, &shard.port, error)) {
         return false;
       }
     }
@@ -94,6 +95,7 @@ void TopologyWatcher::start() {
   }
   sentinel_ = std::make_unique<route::SentinelWatcher>(
       toAddresses(config->sentinel.addresses), config->sentinel.password, masters,
+      [this] { return context_.backendTls(); },
       [this](const std::string& master, const std::string& host, uint16_t port) {
         onSwitchMaster(master, host, port);
       });
@@ -171,10 +173,11 @@ void TopologyWatcher::runCluster() {
       }
       refresh_requested_ = false;
     }
+    const std::shared_ptr<const tls::TlsContext> tls = context_.backendTls();
     route::TopologyPtr fresh;
     std::string error;
     if (!route::fetchClusterTopology(toAddresses(config->cluster_seeds), config->backend_username,
-                                     config->backend_password, &fresh, &error)) {
+                                     config->backend_password, tls, &fresh, &error)) {
       // Seeds may have failed over: also try the nodes we know.
       std::vector<route::SentinelAddress> known;
       for (const auto& shard : context_.topology()->shards()) {
@@ -184,7 +187,7 @@ void TopologyWatcher::runCluster() {
         }
       }
       if (!route::fetchClusterTopology(known, config->backend_username, config->backend_password,
-                                       &fresh, &error)) {
+                                       tls, &fresh, &error)) {
         spdlog::warn("cluster refresh failed: {}", error);
         continue;
       }

@@ -15,15 +15,18 @@
 #include "config/config.h"
 #include "route/sentinel.h"
 #include "route/topology.h"
+#include "tls/tls_context.h"
 
 namespace sp::net {
 
 struct ProxyContext;
 
 // The topology for `config`: from the shards list (static), from Sentinel (each shard's primary
-// is written into *config) or from the cluster's seeds. False with *error when Sentinel or every
-// seed fails to answer.
-bool resolveTopology(config::Config* config, route::TopologyPtr* out, std::string* error);
+// is written into *config) or from the cluster's seeds. `backend_tls` is the client context for
+// the sentinels and seeds, built from config->backend_tls_client when config->backend_tls (nullptr:
+// plain). False with *error when Sentinel or every seed fails to answer.
+bool resolveTopology(config::Config* config, route::TopologyPtr* out, std::string* error,
+                     const std::shared_ptr<const tls::TlsContext>& backend_tls = nullptr);
 
 // Publishes config + topology in the context and hands them to every worker (Worker::applyConfig
 // through its mailbox). Serialised, so a reload and a watcher never interleave their updates.

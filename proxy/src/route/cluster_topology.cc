@@ -3,18 +3,15 @@
 
 #include <hiredis/hiredis.h>
 
+#include <chrono>
 #include <map>
-#include <memory>
+
+#include "route/blocking_client.h"
 
 namespace sp::route {
 namespace {
 
-struct ContextDeleter {
-  void operator()(redisContext* c) const { redisFree(c); }
-};
-struct ReplyDeleter {
-  void operator()(redisReply* r) const { freeReplyObject(r); }
-};
+constexpr std::chrono::milliseconds kTimeout{1000};  // to connect, and for each reply
 
 std::string nodeName(const std::string& host, uint16_t port) {
   return host + ":" + std::to_string(port);
@@ -99,36 +96,32 @@ bool topologyFromClusterSlots(const redisReply* reply, const std::string& userna
 }
 
 bool fetchClusterTopology(const std::vector<SentinelAddress>& seeds, const std::string& username,
-                          const std::string& password, TopologyPtr* out, std::string* error) {
+                          const std::string& password,
+                          const std::shared_ptr<const tls::TlsContext>& tls, TopologyPtr* out,
+                          std::string* error) {
   std::string errors;
   for (const auto& seed : seeds) {
     const std::string label = nodeName(seed.host, seed.port);
-    timeval tv{1, 0};
-    std::unique_ptr<redisContext, ContextDeleter> c(
-        redisConnectWithTimeout(seed.host.c_str(), seed.port, tv));
+    BlockingClient c(BlockingClient::Options{kTimeout, kTimeout, tls});
     std::string why;
-    if (!c || c->err) {
-      why = label + ": " + (c ? c->errstr : "out of memory");
+    if (!c.connect(seed.host, seed.port)) {
+      why = label + ": " + c.error();
     } else {
-      redisSetTimeout(c.get(), tv);
       bool authed = true;
       if (!password.empty()) {
-        std::unique_ptr<redisReply, ReplyDeleter> a(static_cast<redisReply*>(
-            username.empty()
-                ? redisCommand(c.get(), "AUTH %s", password.c_str())
-                : redisCommand(c.get(), "AUTH %s %s", username.c_str(), password.c_str())));
+        Reply a = username.empty() ? c.command({"AUTH", password})
+                                   : c.command({"AUTH", username, password});
         authed = a && a->type != REDIS_REPLY_ERROR;
         if (!authed) {
           why = label + ": AUTH failed";
         }
       }
       if (authed) {
-        std::unique_ptr<redisReply, ReplyDeleter> r(
-            static_cast<redisReply*>(redisCommand(c.get(), "CLUSTER SLOTS")));
+        Reply r = c.command({"CLUSTER", "SLOTS"});
         if (r && r->type == REDIS_REPLY_ERROR) {
           why = label + ": " + std::string(r->str, r->len);
         } else if (!r) {
-          why = label + ": " + c->errstr;
+          why = label + ": " + c.error();
         } else if (topologyFromClusterSlots(r.get(), username, password, out, &why)) {
           return true;
         } else {

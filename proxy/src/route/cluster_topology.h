@@ -1,13 +1,15 @@
 // Redis Cluster discovery: CLUSTER SLOTS from a seed node, turned into the same immutable
 // Topology that static mode uses (one shard per master, named by its address, with the masters'
-// replicas attached). Control path only: hiredis with blocking I/O, never on a worker thread.
+// replicas attached). Control path only: a BlockingClient (plain or TLS), never on a worker thread.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "route/sentinel.h"
 #include "route/topology.h"
+#include "tls/tls_context.h"
 
 struct redisReply;
 
@@ -20,9 +22,12 @@ bool topologyFromClusterSlots(const redisReply* reply, const std::string& userna
                               const std::string& password, TopologyPtr* out, std::string* error);
 
 // Asks the seeds in turn; the first that answers CLUSTER SLOTS gives the topology. username and
-// password are used to AUTH to the seeds and are carried into every shard of the topology.
+// password are used to AUTH to the seeds and are carried into every shard of the topology. `tls`:
+// the client context for the seeds (nullptr: plain).
 bool fetchClusterTopology(const std::vector<SentinelAddress>& seeds, const std::string& username,
-                          const std::string& password, TopologyPtr* out, std::string* error);
+                          const std::string& password,
+                          const std::shared_ptr<const tls::TlsContext>& tls, TopologyPtr* out,
+                          std::string* error);
 
 // True when both topologies route every slot to the same addresses.
 bool sameRouting(const Topology& a, const Topology& b);

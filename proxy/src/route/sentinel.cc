@@ -2,29 +2,20 @@
 #include "route/sentinel.h"
 
 #include <hiredis/hiredis.h>
-#include <poll.h>
 
 #include <charconv>
 #include <chrono>
-#include <memory>
 
 #include <spdlog/spdlog.h>
+
+#include "route/blocking_client.h"
 
 namespace sp::route {
 namespace {
 
-constexpr int kConnectTimeoutMs = 1000;
-constexpr int kPollMs = 200;
-
-struct ContextDeleter {
-  void operator()(redisContext* c) const { redisFree(c); }
-};
-using Context = std::unique_ptr<redisContext, ContextDeleter>;
-
-struct ReplyDeleter {
-  void operator()(redisReply* r) const { freeReplyObject(r); }
-};
-using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
+constexpr std::chrono::milliseconds kConnectTimeout{1000};
+constexpr std::chrono::milliseconds kIoTimeout{1000};
+constexpr std::chrono::milliseconds kPoll{200};  // how often the watcher looks at stop_
 
 // A port number from sentinel output; 0 when it is not one.
 uint16_t parsePort(const std::string& text) {
@@ -37,19 +28,20 @@ uint16_t parsePort(const std::string& text) {
 
 std::string label(const SentinelAddress& s) { return s.host + ":" + std::to_string(s.port); }
 
-// A connected (and authenticated) context, or nullptr with *error set.
-Context connectTo(const SentinelAddress& s, const std::string& password, std::string* error) {
-  timeval tv{kConnectTimeoutMs / 1000, (kConnectTimeoutMs % 1000) * 1000};
-  Context c(redisConnectWithTimeout(s.host.c_str(), s.port, tv));
-  if (!c || c->err) {
-    *error = label(s) + ": " + (c ? c->errstr : "out of memory");
+// A connected (and authenticated) client, or nullptr with *error set.
+std::unique_ptr<BlockingClient> connectTo(const SentinelAddress& s, const std::string& password,
+                                          std::shared_ptr<const tls::TlsContext> tls,
+                                          std::string* error) {
+  auto c = std::make_unique<BlockingClient>(
+      BlockingClient::Options{kConnectTimeout, kIoTimeout, std::move(tls)});
+  if (!c->connect(s.host, s.port)) {
+    *error = label(s) + ": " + c->error();
     return nullptr;
   }
-  redisSetTimeout(c.get(), tv);
   if (!password.empty()) {
-    Reply r(static_cast<redisReply*>(redisCommand(c.get(), "AUTH %s", password.c_str())));
+    Reply r = c->command({"AUTH", password});
     if (!r || r->type == REDIS_REPLY_ERROR) {
-      *error = label(s) + ": AUTH failed" + (r ? std::string(": ") + r->str : "");
+      *error = label(s) + ": AUTH failed: " + (r ? std::string(r->str, r->len) : c->error());
       return nullptr;
     }
   }
@@ -59,15 +51,15 @@ Context connectTo(const SentinelAddress& s, const std::string& password, std::st
 }  // namespace
 
 bool querySentinelPrimary(const std::vector<SentinelAddress>& sentinels,
-                          const std::string& password, const std::string& master, std::string* host,
+                          const std::string& password, const std::string& master,
+                          const std::shared_ptr<const tls::TlsContext>& tls, std::string* host,
                           uint16_t* port, std::string* error) {
   std::string errors;
   for (const auto& s : sentinels) {
     std::string why;
-    Context c = connectTo(s, password, &why);
+    std::unique_ptr<BlockingClient> c = connectTo(s, password, tls, &why);
     if (c) {
-      Reply r(static_cast<redisReply*>(
-          redisCommand(c.get(), "SENTINEL get-master-addr-by-name %s", master.c_str())));
+      Reply r = c->command({"SENTINEL", "get-master-addr-by-name", master});
       if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
           r->element[0]->type == REDIS_REPLY_STRING && r->element[1]->type == REDIS_REPLY_STRING) {
         *host = r->element[0]->str;
@@ -76,9 +68,9 @@ bool querySentinelPrimary(const std::vector<SentinelAddress>& sentinels,
           return true;
         }
       }
-      why = label(s) + (r && r->type == REDIS_REPLY_ERROR
-                            ? std::string(": ") + r->str
-                            : ": does not know master '" + master + "'");
+      why = label(s) + (!r                             ? ": " + c->error()
+                        : r->type == REDIS_REPLY_ERROR ? ": " + std::string(r->str, r->len)
+                                                       : ": does not know master '" + master + "'");
     }
     errors += errors.empty() ? why : "; " + why;
   }
@@ -87,10 +79,12 @@ bool querySentinelPrimary(const std::vector<SentinelAddress>& sentinels,
 }
 
 SentinelWatcher::SentinelWatcher(std::vector<SentinelAddress> sentinels, std::string password,
-                                 std::vector<std::string> masters, OnSwitch on_switch)
+                                 std::vector<std::string> masters, TlsSource tls,
+                                 OnSwitch on_switch)
     : sentinels_(std::move(sentinels)),
       password_(std::move(password)),
       masters_(std::move(masters)),
+      tls_(std::move(tls)),
       on_switch_(std::move(on_switch)) {}
 
 SentinelWatcher::~SentinelWatcher() { stop(); }
@@ -119,14 +113,15 @@ void SentinelWatcher::run() {
   size_t next = 0;
   while (!stop_) {
     const SentinelAddress& s = sentinels_[next++ % sentinels_.size()];
+    const std::shared_ptr<const tls::TlsContext> tls = tls_ ? tls_() : nullptr;
     std::string error;
-    Context c = connectTo(s, password_, &error);
+    std::unique_ptr<BlockingClient> c = connectTo(s, password_, tls, &error);
     if (!c) {
       spdlog::warn("sentinel {}", error);
-      std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
+      std::this_thread::sleep_for(kPoll);
       continue;
     }
-    Reply sub(static_cast<redisReply*>(redisCommand(c.get(), "SUBSCRIBE +switch-master")));
+    Reply sub = c->command({"SUBSCRIBE", "+switch-master"});
     if (!sub || sub->type == REDIS_REPLY_ERROR) {
       spdlog::warn("sentinel {}: SUBSCRIBE +switch-master failed", label(s));
       continue;
@@ -136,45 +131,40 @@ void SentinelWatcher::run() {
     for (const auto& master : masters_) {
       std::string host, why;
       uint16_t port = 0;
-      if (querySentinelPrimary({s}, password_, master, &host, &port, &why)) {
+      if (querySentinelPrimary({s}, password_, master, tls, &host, &port, &why)) {
         on_switch_(master, host, port);
       }
     }
     while (!stop_) {
-      pollfd p{c->fd, POLLIN, 0};
-      int rc = poll(&p, 1, kPollMs);
-      if (rc == 0) {
+      Reply msg;
+      const BlockingClient::ReadResult read = c->nextReply(kPoll, &msg);
+      if (read == BlockingClient::ReadResult::kTimeout) {
         continue;
       }
-      if (rc < 0 || redisBufferRead(c.get()) != REDIS_OK) {
-        spdlog::warn("sentinel {}: connection lost", label(s));
+      if (read == BlockingClient::ReadResult::kFailed) {
+        spdlog::warn("sentinel {}: connection lost: {}", label(s), c->error());
         break;
       }
-      void* raw = nullptr;
-      while (redisGetReplyFromReader(c.get(), &raw) == REDIS_OK && raw != nullptr) {
-        Reply msg(static_cast<redisReply*>(raw));
-        raw = nullptr;
-        // ["message", "+switch-master", "<name> <old-ip> <old-port> <new-ip> <new-port>"]
-        if (msg->type != REDIS_REPLY_ARRAY || msg->elements != 3 ||
-            msg->element[2]->type != REDIS_REPLY_STRING) {
-          continue;
+      // ["message", "+switch-master", "<name> <old-ip> <old-port> <new-ip> <new-port>"]
+      if (msg->type != REDIS_REPLY_ARRAY || msg->elements != 3 ||
+          msg->element[2]->type != REDIS_REPLY_STRING) {
+        continue;
+      }
+      std::string text(msg->element[2]->str, msg->element[2]->len);
+      std::vector<std::string> parts;
+      size_t start = 0;
+      while (start <= text.size()) {
+        size_t sp = text.find(' ', start);
+        parts.push_back(text.substr(start, sp == std::string::npos ? sp : sp - start));
+        if (sp == std::string::npos) {
+          break;
         }
-        std::string text(msg->element[2]->str, msg->element[2]->len);
-        std::vector<std::string> parts;
-        size_t start = 0;
-        while (start <= text.size()) {
-          size_t sp = text.find(' ', start);
-          parts.push_back(text.substr(start, sp == std::string::npos ? sp : sp - start));
-          if (sp == std::string::npos) {
-            break;
-          }
-          start = sp + 1;
-        }
-        if (parts.size() == 5 && watchedMaster(parts[0]) && parsePort(parts[4]) != 0) {
-          spdlog::info("sentinel {}: +switch-master {} -> {}:{}", label(s), parts[0], parts[3],
-                       parts[4]);
-          on_switch_(parts[0], parts[3], parsePort(parts[4]));
-        }
+        start = sp + 1;
+      }
+      if (parts.size() == 5 && watchedMaster(parts[0]) && parsePort(parts[4]) != 0) {
+        spdlog::info("sentinel {}: +switch-master {} -> {}:{}", label(s), parts[0], parts[3],
+                     parts[4]);
+        on_switch_(parts[0], parts[3], parsePort(parts[4]));
       }
     }
   }
