@@ -33,6 +33,7 @@
 #include "net/reload.h"
 #include "net/service_notifier.h"
 #include "net/stats_collector.h"
+#include "net/tls_contexts.h"
 #include "net/topology_source.h"
 #include "net/worker.h"
 
@@ -109,69 +110,104 @@ bool startMetrics(sp::metrics::MetricsServer& server, const sp::config::Config& 
 }
 
 // Closes the listening sockets of openListeners and removes the Unix socket's file.
-void closeListeners(const sp::config::Config& config, const std::vector<std::vector<int>>& fds) {
+void closeListeners(const sp::config::Config& config,
+                    const std::vector<std::vector<sp::net::ListenSocket>>& fds,
+                    bool remove_unix_file = true) {
   for (const auto& worker_fds : fds) {
-    for (int fd : worker_fds) {
-      ::close(fd);
+    for (const sp::net::ListenSocket& socket : worker_fds) {
+      ::close(socket.fd);
     }
   }
-  if (!config.listen_unix.empty()) {
+  if (remove_unix_file && !config.listen_unix.empty()) {
     ::unlink(config.listen_unix.c_str());
   }
 }
 
-// Every worker's listening sockets, into (*fds)[i]: its own SO_REUSEPORT socket on listen.host:
-// listen.port (*port: the port bound; 0 for none) and a copy of the one Unix socket.
-bool openListeners(const sp::config::Config& config, std::vector<std::vector<int>>* fds,
-                   uint16_t* port, std::string* error) {
-  *port = config.listen_port;
-  if (*port != 0 && sp::net::portTaken(config.listen_host, *port)) {
-    *error = config.listen_host + ":" + std::to_string(*port) + " is already in use";
+// The ports the listeners bound (0: none), as the kernel chose them for a port 0 request.
+struct BoundPorts {
+  uint16_t plain = 0;
+  uint16_t tls = 0;
+};
+
+// One SO_REUSEPORT socket per worker on host:*port, into each (*fds)[i]; *port becomes the port
+// bound.
+bool openReusePortListeners(const std::string& host, uint16_t* port, bool tls,
+                            std::vector<std::vector<sp::net::ListenSocket>>* fds,
+                            std::string* error) {
+  if (sp::net::portTaken(host, *port)) {
+    *error = sp::config::formatHostPort(host, *port) + " is already in use";
     return false;
   }
+  for (auto& worker_fds : *fds) {
+    uint16_t bound = 0;
+    const int fd = sp::net::bindListenSocket(host, *port, &bound, error);
+    if (fd < 0) {
+      return false;
+    }
+    *port = bound;
+    worker_fds.push_back({fd, tls});
+  }
+  return true;
+}
+
+// Every worker's listening sockets, into (*fds)[i]: its own SO_REUSEPORT sockets on listen.host:
+// listen.port and on tls.listen, and a copy of the one Unix socket.
+bool openListeners(const sp::config::Config& config,
+                   std::vector<std::vector<sp::net::ListenSocket>>* fds, BoundPorts* ports,
+                   std::string* error) {
+  ports->plain = config.listen_port;
+  ports->tls = config.tls_port;
+  bool ok = ports->plain == 0 ||
+            openReusePortListeners(config.listen_host, &ports->plain, false, fds, error);
+  const std::string& tls_host = config.tls_host.empty() ? config.listen_host : config.tls_host;
+  ok = ok && (ports->tls == 0 || openReusePortListeners(tls_host, &ports->tls, true, fds, error));
   int unix_fd = -1;
-  if (!config.listen_unix.empty()) {
+  if (ok && !config.listen_unix.empty()) {
     unix_fd = sp::net::bindUnixListenSocket(config.listen_unix, config.listen_unix_perm, error);
     if (unix_fd < 0) {
+      closeListeners(config, *fds, false);  // the file is another process's, or none
       return false;
     }
   }
-  bool ok = true;
   for (auto& worker_fds : *fds) {
-    if (*port != 0) {
-      uint16_t bound = 0;
-      const int fd = sp::net::bindListenSocket(config.listen_host, *port, &bound, error);
-      ok = fd >= 0;
-      if (!ok) {
-        break;
-      }
-      *port = bound;
-      worker_fds.push_back(fd);
+    if (!ok || unix_fd < 0) {
+      break;
     }
-    if (unix_fd >= 0) {
-      const int copy = ::fcntl(unix_fd, F_DUPFD_CLOEXEC, 0);
-      ok = copy >= 0;
-      if (!ok) {
-        *error = std::string("listen.unix: ") + std::strerror(errno);
-        break;
-      }
-      worker_fds.push_back(copy);
+    const int copy = ::fcntl(unix_fd, F_DUPFD_CLOEXEC, 0);
+    ok = copy >= 0;
+    if (!ok) {
+      *error = std::string("listen.unix: ") + std::strerror(errno);
+      break;
     }
+    worker_fds.push_back({copy, false});
   }
-  if (unix_fd >= 0) {
+  const bool unix_bound = unix_fd >= 0;
+  if (unix_bound) {
     ::close(unix_fd);
   }
   if (!ok) {
-    closeListeners(config, *fds);
+    closeListeners(config, *fds, unix_bound);  // only a socket file this process made
   }
   return ok;
 }
 
-// "127.0.0.1:6380", "unix:/run/shardproxy.sock" or both, joined by " and ".
-std::string describeListeners(const sp::config::Config& config, uint16_t port) {
-  std::string out = port != 0 ? sp::config::formatHostPort(config.listen_host, port) : "";
+// "127.0.0.1:6380", "tls:127.0.0.1:6381", "unix:/run/shardproxy.sock", joined by " and ".
+std::string describeListeners(const sp::config::Config& config, const BoundPorts& ports) {
+  std::vector<std::string> parts;
+  if (ports.plain != 0) {
+    parts.push_back(sp::config::formatHostPort(config.listen_host, ports.plain));
+  }
+  if (ports.tls != 0) {
+    parts.push_back("tls:" +
+                    sp::config::formatHostPort(
+                        config.tls_host.empty() ? config.listen_host : config.tls_host, ports.tls));
+  }
   if (!config.listen_unix.empty()) {
-    out += (out.empty() ? "unix:" : " and unix:") + config.listen_unix;
+    parts.push_back("unix:" + config.listen_unix);
+  }
+  std::string out;
+  for (const std::string& part : parts) {
+    out += (out.empty() ? "" : " and ") + part;
   }
   return out;
 }
@@ -233,6 +269,13 @@ int main(int argc, char** argv) {
     return printErrors(errors);
   }
   const std::shared_ptr<const sp::config::Config> config = loaded;
+  // The certificate and key files are read here, so --check-config reports them too.
+  sp::net::TlsContexts tls;
+  std::string tls_error;
+  if (!sp::net::buildTlsContexts(*config, &tls, &tls_error)) {
+    std::fprintf(stderr, "shardproxy: %s\n", tls_error.c_str());
+    return cmdline.check_config ? 2 : 1;
+  }
   if (cmdline.check_config) {
     std::printf("shardproxy: configuration OK (%zu shards)\n", config->shards.size());
     return 0;
@@ -249,12 +292,13 @@ int main(int argc, char** argv) {
   // Sentinel or a Redis Cluster may supply the shards' addresses.
   sp::route::TopologyPtr topology;
   std::string resolve_error;
-  if (!sp::net::resolveTopology(loaded.get(), &topology, &resolve_error)) {
+  if (!sp::net::resolveTopology(loaded.get(), &topology, &resolve_error, tls.backend)) {
     std::fprintf(stderr, "shardproxy: %s\n", resolve_error.c_str());
     return 1;
   }
   auto context = std::make_unique<sp::net::ProxyContext>();
   context->publish(config, topology);
+  context->publishTls(tls.server, tls.backend);
   context->start_time_unix = static_cast<uint64_t>(std::time(nullptr));
   context->config_file = cmdline.configFile();
   sp::net::Reloader reloader(*context, cmdline);
@@ -284,14 +328,15 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   // fds[i]: worker i's listening sockets.
-  std::vector<std::vector<int>> fds(static_cast<size_t>(workers));
-  uint16_t port = 0;
+  std::vector<std::vector<sp::net::ListenSocket>> fds(static_cast<size_t>(workers));
+  BoundPorts ports;
   std::string listen_error;
-  if (!openListeners(*config, &fds, &port, &listen_error)) {
+  if (!openListeners(*config, &fds, &ports, &listen_error)) {
     std::fprintf(stderr, "shardproxy: %s\n", listen_error.c_str());
     return 1;
   }
-  context->bound_port = port;
+  context->bound_port = ports.plain;
+  context->bound_tls_port = ports.tls;
   std::string pid_error;
   if (!config->pidfile.empty() && !writePidfile(config->pidfile, &pid_error)) {
     std::fprintf(stderr, "shardproxy: %s\n", pid_error.c_str());
@@ -337,12 +382,13 @@ int main(int argc, char** argv) {
     w->startAccepting();
   }
   sp::net::KeyspacePoller keyspace(
-      context->keyspace, [&context] { return context->topology(); }, kKeyspaceRefresh);
+      context->keyspace, [&context] { return context->topology(); }, kKeyspaceRefresh,
+      [&context] { return context->backendTls(); });
   keyspace.start();
   sp::net::TopologyWatcher watcher(*context);
   context->topology_watcher = &watcher;
   watcher.start();
-  const std::string listening = describeListeners(*config, port);
+  const std::string listening = describeListeners(*config, ports);
   spdlog::info("shardproxy {} listening on {} with {} worker{} and {} shard{} ({}){}",
                SHARDPROXY_VERSION, listening, workers, workers == 1 ? "" : "s",
                topology->shardCount(), topology->shardCount() == 1 ? "" : "s",

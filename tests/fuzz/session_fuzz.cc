@@ -75,7 +75,8 @@ struct Harness {
       fail("cannot listen: " + error);
     }
     context.bound_port = port;
-    worker = std::make_unique<sp::net::Worker>(0, context, std::vector<int>{fd});
+    worker =
+        std::make_unique<sp::net::Worker>(0, context, std::vector<sp::net::ListenSocket>{{fd}});
     context.workers.push_back(worker.get());
     worker->startThread();
     worker->startAccepting();

@@ -82,6 +82,7 @@ void BackendConn::start() {
 
 void BackendConn::connect() {
   initStreamSocket(worker_.loop(), address_, &socket_, this);
+  tls_ = makeTlsChannel(worker_.context().backendTls(), address_);
   tcp_open_ = true;
   link_ = Link::kConnecting;
   connect_req_.data = this;
@@ -111,17 +112,34 @@ void BackendConn::onConnected(int status) {
     fail(uv_strerror(status));
     return;
   }
+  if (!address_.isUnixSocket()) {
+    uv_tcp_nodelay(&socket_.tcp, 1);
+    worker_.setKeepAlive(&socket_.tcp);
+  }
+  uv_read_start(&socket_.stream, &BackendConn::onAllocCb, &BackendConn::onReadCb);
+  if (tls_ != nullptr) {
+    // Still connecting until the handshake is done, under the same time limit.
+    if (!tls_->startHandshake()) {
+      stats_.connect_failures.add();
+      fail(tls_->error());
+      return;
+    }
+    uv_timer_start(&timer_, &BackendConn::onTimerCb, worker_.config().backend_connect_timeout_ms,
+                   0);
+    worker_.markDirty(this);  // the ClientHello
+    return;
+  }
+  linkUp();
+}
+
+void BackendConn::linkUp() {
+  uv_timer_stop(&timer_);
   link_ = Link::kUp;
   stats_.connects.add();
   if (ever_up_) {
     stats_.reconnects.add();
   }
   stats_.connections_up.add();
-  if (!address_.isUnixSocket()) {
-    uv_tcp_nodelay(&socket_.tcp, 1);
-    worker_.setKeepAlive(&socket_.tcp);
-  }
-  uv_read_start(&socket_.stream, &BackendConn::onAllocCb, &BackendConn::onReadCb);
   // What a fresh connection must say before anything queued while it was connecting: AUTH
   // first, then HELLO 3 on a RESP3 connection, then READONLY on a cluster replica.
   if (replica_ && worker_.config().cluster_mode) {
@@ -254,15 +272,24 @@ size_t BackendConn::trimBuffers() {
 
 void BackendConn::flush() {
   dirty = false;
-  if (link_ != Link::kUp || writing_ || out_.empty()) {
+  const bool records = tls_ != nullptr && tls_->pendingCipher() > 0;
+  const bool handshaking = link_ == Link::kConnecting && records;
+  if ((link_ != Link::kUp && !handshaking) || writing_ || (out_.empty() && !records)) {
     return;
   }
   out_peak_ = std::max(out_peak_, out_.size());
-  uv_buf_t buf = uv_buf_init(const_cast<char*>(out_.readPtr()), static_cast<unsigned>(out_.size()));
+  Buffer* wire = &out_;
+  if (tls_ != nullptr && !sealTls(&wire)) {
+    return;
+  }
+  // Every queued request goes out with these bytes, except those a TLS handshake holds back.
+  const bool all_ops = out_.empty() || wire == &out_;
+  uv_buf_t buf =
+      uv_buf_init(const_cast<char*>(wire->readPtr()), static_cast<unsigned>(wire->size()));
   int n = uv_try_write(&socket_.stream, &buf, 1);
-  if (n == static_cast<int>(out_.size())) {
-    out_.clear();
-    unsent_ops_ = 0;
+  if (n == static_cast<int>(wire->size())) {
+    wire->clear();
+    unsent_ops_ = all_ops ? 0 : unsent_ops_;
     return;
   }
   if (n < 0 && n != UV_EAGAIN) {
@@ -270,10 +297,10 @@ void BackendConn::flush() {
     return;
   }
   if (n > 0) {
-    out_.consume(static_cast<size_t>(n));
+    wire->consume(static_cast<size_t>(n));
   }
   SP_ASSERT(write_buf_.empty());
-  write_buf_.swap(out_);
+  write_buf_.swap(*wire);
   buf = uv_buf_init(const_cast<char*>(write_buf_.readPtr()),
                     static_cast<unsigned>(write_buf_.size()));
   write_req_.data = this;
@@ -284,8 +311,18 @@ void BackendConn::flush() {
     return;
   }
   writing_ = true;
-  unsent_ops_ = 0;  // every queued byte is now the kernel's or libuv's to write
+  unsent_ops_ = all_ops ? 0 : unsent_ops_;  // those bytes are now the kernel's or libuv's
   stall_.restart(freshNowMs(worker_.loop()), writeQueue(), kernelSendQueue(&socket_.handle));
+}
+
+bool BackendConn::sealTls(Buffer** wire) {
+  std::string error;
+  if (!sealTlsRecords(*tls_, out_, tls_wire_, &error)) {
+    fail(error);
+    return false;
+  }
+  *wire = &tls_wire_;
+  return !tls_wire_.empty();
 }
 
 void BackendConn::onWriteCb(uv_write_t* req, int status) {
@@ -301,13 +338,19 @@ void BackendConn::onWriteCb(uv_write_t* req, int status) {
   // The socket was backed up: the kernel's queue is the baseline from which the shard is seen to
   // take the rest.
   self->stall_.restart(freshNowMs(self->worker_.loop()), 0, kernelSendQueue(&self->socket_.handle));
-  if (!self->out_.empty()) {
+  if (!self->out_.empty() || (self->tls_ != nullptr && self->tls_->pendingCipher() > 0)) {
     self->worker_.markDirty(self);
   }
 }
 
 void BackendConn::onAllocCb(uv_handle_t* handle, size_t /*suggested*/, uv_buf_t* buf) {
   auto* self = static_cast<BackendConn*>(handle->data);
+  if (self->tls_ != nullptr) {
+    // Ciphertext, fed to the channel at once; the plaintext goes to in_.
+    net::Worker& w = self->worker_;
+    *buf = uv_buf_init(w.readBuffer(), static_cast<unsigned>(w.readBufferSize()));
+    return;
+  }
   if (!self->in_.tryEnsureWritable(kMinReadSpace)) {
     *buf = uv_buf_init(nullptr, 0);  // onRead gets UV_ENOBUFS
     return;
@@ -326,7 +369,11 @@ void BackendConn::onRead(ssize_t nread) {
                                : uv_strerror(static_cast<int>(nread)));
     return;
   }
-  in_.commit(static_cast<size_t>(nread));
+  if (tls_ == nullptr) {
+    in_.commit(static_cast<size_t>(nread));
+  } else if (!decryptTls(static_cast<size_t>(nread))) {
+    return;
+  }
   in_peak_ = std::max(in_peak_, in_.size());
   read_ns_ = metrics::kMetricsEnabled ? monoNanos() : 0;
   while (!in_.empty() && link_ == Link::kUp) {
@@ -492,6 +539,31 @@ void BackendConn::failSentOps(std::string_view reason) {
   }
 }
 
+bool BackendConn::decryptTls(size_t nread) {
+  if (!tls_->feed(worker_.readBuffer(), nread)) {
+    if (link_ == Link::kConnecting) {
+      stats_.connect_failures.add();
+    }
+    fail(tls_->error());
+    return false;
+  }
+  if (tls_->pendingCipher() > 0) {
+    worker_.markDirty(this);  // handshake records
+  }
+  if (link_ == Link::kConnecting) {
+    if (!tls_->handshakeDone()) {
+      return true;
+    }
+    linkUp();
+  }
+  std::string error;
+  if (!readTlsPlaintext(*tls_, in_, &error)) {
+    fail(error);
+    return false;
+  }
+  return true;
+}
+
 void BackendConn::closeSocket(bool keep_unsent) {
   if (link_ == Link::kUp) {
     stats_.connections_up.sub();
@@ -514,6 +586,7 @@ void BackendConn::closeSocket(bool keep_unsent) {
     out_.clear();
   }
   in_.clear();
+  tls_wire_.clear();
   scanner_.reset();
   ping_outstanding_ = false;
 }
@@ -599,7 +672,8 @@ void BackendConn::onTimerCb(uv_timer_t* timer) {
   }
   if (self->link_ == Link::kConnecting) {
     self->stats_.connect_failures.add();
-    self->fail("connect timeout");
+    const bool handshaking = self->tls_ != nullptr && self->tls_->handshakeStarted();
+    self->fail(handshaking ? "TLS handshake timeout" : "connect timeout");
     return;
   }
   if (self->tcp_closing_) {

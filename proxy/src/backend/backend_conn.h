@@ -19,6 +19,7 @@
 
 #include <uv.h>
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -114,6 +115,12 @@ class BackendConn {
 
   void connect();
   void onConnected(int status);
+  void linkUp();  // connected (and, under backend.tls, the handshake done): AUTH, HELLO, queue
+  // backend.tls: ciphertext read into the worker's buffer, decrypted into in_; false once failed.
+  bool decryptTls(size_t nread);
+  // backend.tls: out_ sealed into records, *wire pointed at them; false when there is nothing to
+  // send or the connection failed.
+  bool sealTls(Buffer** wire);
   void onRead(ssize_t nread);
   void queue(std::string_view bytes, session::PendingRequest* request, uint32_t fragment,
              session::OpKind kind, bool slow);
@@ -175,9 +182,11 @@ class BackendConn {
   uint32_t slow_ops_ = 0;    // ops of backend.slow_commands in the FIFO
   uint32_t unsent_ops_ = 0;  // the FIFO's last ops, whose bytes are still in out_
 
-  Buffer out_;            // bytes not yet handed to the kernel
-  Buffer write_buf_;      // bytes of the uv_write in flight
-  Buffer in_;             // replies received, not yet complete
+  Buffer out_;                            // bytes not yet handed to the kernel
+  Buffer write_buf_;                      // bytes of the uv_write in flight
+  Buffer in_;                             // replies received, not yet complete
+  std::unique_ptr<tls::TlsChannel> tls_;  // backend.tls: this connection's TLS session
+  Buffer tls_wire_;                       // records sealed in flush(), on their way out
   uint64_t read_ns_ = 0;  // when the current read returned (metrics builds), for every reply in it
   resp::ReplyScanner scanner_;
   IntrusiveQueue<session::BackendOp, &session::BackendOp::next> fifo_;

@@ -57,6 +57,7 @@ DedicatedConn::DedicatedConn(net::Worker& worker, DedicatedPool& pool, uint16_t 
 
 void DedicatedConn::start() {
   initStreamSocket(worker_.loop(), address_, &socket_, this);
+  tls_ = makeTlsChannel(worker_.context().backendTls(), address_);
   uv_timer_init(worker_.loop(), &timer_);
   timer_.data = this;
   open_handles_ = 2;
@@ -107,12 +108,28 @@ void DedicatedConn::onConnected(int status) {
     fail(uv_strerror(status));
     return;
   }
-  link_ = Link::kUp;
   if (!address_.isUnixSocket()) {
     uv_tcp_nodelay(&socket_.tcp, 1);
     worker_.setKeepAlive(&socket_.tcp);
   }
   uv_read_start(&socket_.stream, &DedicatedConn::onAllocCb, &DedicatedConn::onReadCb);
+  if (tls_ != nullptr) {
+    // Still connecting until the handshake is done, under the same time limit.
+    if (!tls_->startHandshake()) {
+      fail(tls_->error());
+      return;
+    }
+    uv_timer_start(&timer_, &DedicatedConn::onTimerCb, worker_.config().backend_connect_timeout_ms,
+                   0);
+    flush();  // the ClientHello
+    return;
+  }
+  linkUp();
+}
+
+void DedicatedConn::linkUp() {
+  uv_timer_stop(&timer_);
+  link_ = Link::kUp;
   armTimer();
   flush();
 }
@@ -138,14 +155,26 @@ void DedicatedConn::send(std::string_view bytes, session::PendingRequest* reques
 }
 
 void DedicatedConn::flush() {
-  if (link_ != Link::kUp || writing_ || out_.empty()) {
+  const bool records = tls_ != nullptr && tls_->pendingCipher() > 0;
+  const bool handshaking = link_ == Link::kConnecting && records;
+  if ((link_ != Link::kUp && !handshaking) || writing_ || (out_.empty() && !records)) {
     return;
   }
-  uv_buf_t buf = uv_buf_init(const_cast<char*>(out_.readPtr()), static_cast<unsigned>(out_.size()));
+  Buffer* wire = &out_;
+  if (tls_ != nullptr) {
+    std::string error;
+    if (!sealTlsRecords(*tls_, out_, tls_wire_, &error)) {
+      fail(error);
+      return;
+    }
+    wire = &tls_wire_;
+  }
+  uv_buf_t buf =
+      uv_buf_init(const_cast<char*>(wire->readPtr()), static_cast<unsigned>(wire->size()));
   const int n = uv_try_write(&socket_.stream, &buf, 1);
-  if (n == static_cast<int>(out_.size())) {
-    out_.clear();
-    out_.shrinkIfEmpty(kKeepBytes);  // a large command has gone: its memory goes too
+  if (n == static_cast<int>(wire->size())) {
+    wire->clear();
+    wire->shrinkIfEmpty(kKeepBytes);  // a large command has gone: its memory goes too
     return;
   }
   if (n < 0 && n != UV_EAGAIN) {
@@ -153,10 +182,10 @@ void DedicatedConn::flush() {
     return;
   }
   if (n > 0) {
-    out_.consume(static_cast<size_t>(n));
+    wire->consume(static_cast<size_t>(n));
   }
-  write_buf_.swap(out_);
-  out_.clear();
+  write_buf_.swap(*wire);
+  wire->clear();
   buf = uv_buf_init(const_cast<char*>(write_buf_.readPtr()),
                     static_cast<unsigned>(write_buf_.size()));
   write_req_.data = this;
@@ -189,6 +218,12 @@ void DedicatedConn::onWriteCb(uv_write_t* req, int status) {
 
 void DedicatedConn::onAllocCb(uv_handle_t* handle, size_t /*suggested*/, uv_buf_t* buf) {
   auto* self = static_cast<DedicatedConn*>(handle->data);
+  if (self->tls_ != nullptr) {
+    // Ciphertext, fed to the channel at once; the plaintext goes to in_.
+    net::Worker& w = self->worker_;
+    *buf = uv_buf_init(w.readBuffer(), static_cast<unsigned>(w.readBufferSize()));
+    return;
+  }
   if (!self->in_.tryEnsureWritable(kMinReadSpace)) {
     *buf = uv_buf_init(nullptr, 0);  // onRead gets UV_ENOBUFS
     return;
@@ -210,7 +245,11 @@ void DedicatedConn::onRead(ssize_t nread) {
                                : uv_strerror(static_cast<int>(nread)));
     return;
   }
-  in_.commit(static_cast<size_t>(nread));
+  if (tls_ == nullptr) {
+    in_.commit(static_cast<size_t>(nread));
+  } else if (!decryptTls(static_cast<size_t>(nread))) {
+    return;
+  }
   if (nread > 0) {
     stall_.progress(uv_now(worker_.loop()));
   }
@@ -233,6 +272,31 @@ void DedicatedConn::onRead(ssize_t nread) {
     in_.consume(consumed);
   }
   in_.shrinkIfEmpty(kKeepBytes);  // after a large reply; smaller ones never reach the limit
+}
+
+bool DedicatedConn::decryptTls(size_t nread) {
+  std::string error;
+  if (!tls_->feed(worker_.readBuffer(), nread)) {
+    fail(tls_->error());
+    return false;
+  }
+  if (link_ == Link::kConnecting) {
+    if (!tls_->handshakeDone()) {
+      flush();  // handshake records
+      return true;
+    }
+    linkUp();
+  } else if (tls_->pendingCipher() > 0) {
+    flush();
+  }
+  if (closing_ || failed_) {
+    return false;
+  }
+  if (!readTlsPlaintext(*tls_, in_, &error)) {
+    fail(error);
+    return false;
+  }
+  return true;
 }
 
 session::PendingRequest* DedicatedConn::oldestRequest() const {
@@ -329,7 +393,8 @@ void DedicatedConn::onTimerCb(uv_timer_t* timer) {
     return;
   }
   if (self->link_ == Link::kConnecting) {
-    self->fail("connect timeout");
+    const bool handshaking = self->tls_ != nullptr && self->tls_->handshakeStarted();
+    self->fail(handshaking ? "TLS handshake timeout" : "connect timeout");
     return;
   }
   if (self->ops_.empty() || self->ops_.front().blocking) {

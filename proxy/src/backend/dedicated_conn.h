@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -112,6 +113,9 @@ class DedicatedConn {
 
   void start();
   void onConnected(int status);
+  void linkUp();  // connected (and, under backend.tls, the handshake done)
+  // backend.tls: ciphertext read into the worker's buffer, decrypted into in_; false once failed.
+  bool decryptTls(size_t nread);
   void onRead(ssize_t nread);
   void onReply(std::string_view reply);
   void flush();
@@ -146,6 +150,8 @@ class DedicatedConn {
   Buffer out_;
   Buffer write_buf_;
   Buffer in_;
+  std::unique_ptr<tls::TlsChannel> tls_;  // backend.tls: this connection's TLS session
+  Buffer tls_wire_;                       // records sealed in flush(), on their way out
   resp::ReplyScanner scanner_;
   std::deque<Op> ops_;
 };

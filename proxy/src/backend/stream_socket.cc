@@ -35,4 +35,49 @@ bool connectStreamSocket(const route::ShardAddress& address, StreamSocket* socke
   return true;
 }
 
+std::unique_ptr<tls::TlsChannel> makeTlsChannel(std::shared_ptr<const tls::TlsContext> context,
+                                                const route::ShardAddress& address) {
+  if (context == nullptr || address.isUnixSocket()) {
+    return nullptr;
+  }
+  return std::make_unique<tls::TlsChannel>(std::move(context), address.host);
+}
+
+bool readTlsPlaintext(tls::TlsChannel& tls, Buffer& in, std::string* error) {
+  constexpr size_t kReadSpace = 16 * 1024;  // a TLS record's plaintext at most
+  for (;;) {
+    if (!in.tryEnsureWritable(kReadSpace)) {
+      *error = "out of memory for the reply";
+      return false;
+    }
+    const ptrdiff_t n = tls.readPlain(in.writePtr(), in.writable());
+    if (n < 0) {
+      *error = tls.error();
+      return false;
+    }
+    if (n == 0) {
+      return true;
+    }
+    in.commit(static_cast<size_t>(n));
+  }
+}
+
+bool sealTlsRecords(tls::TlsChannel& tls, Buffer& out, Buffer& wire, std::string* error) {
+  if (!out.empty()) {
+    const ptrdiff_t n = tls.writePlain(out.readPtr(), out.size());
+    if (n < 0) {
+      *error = tls.error();
+      return false;
+    }
+    out.consume(static_cast<size_t>(n));
+  }
+  const size_t pending = tls.pendingCipher();
+  if (!wire.tryEnsureWritable(pending)) {
+    *error = "out of memory for TLS records";
+    return false;
+  }
+  wire.commit(tls.takeCipher(wire.writePtr(), pending));
+  return true;
+}
+
 }  // namespace sp::backend

@@ -5,9 +5,12 @@
 
 #include <uv.h>
 
+#include <memory>
 #include <string>
 
+#include "core/buffer.h"
 #include "route/topology.h"
+#include "tls/tls_channel.h"
 
 namespace sp::backend {
 
@@ -26,5 +29,18 @@ void initStreamSocket(uv_loop_t* loop, const route::ShardAddress& address, Strea
 // attempt cannot start (the host does not resolve, no socket).
 bool connectStreamSocket(const route::ShardAddress& address, StreamSocket* socket,
                          uv_connect_t* req, uv_connect_cb cb, std::string* error);
+
+// A TLS channel for a connection to `address` under backend.tls (`context`; nullptr: plain).
+// Always nullptr for a Unix socket shard: redis-server speaks TLS on TCP only.
+std::unique_ptr<tls::TlsChannel> makeTlsChannel(std::shared_ptr<const tls::TlsContext> context,
+                                                const route::ShardAddress& address);
+
+// backend.tls, reading: every plaintext byte the channel holds, appended to `in`. False with
+// *error when the channel fails or memory runs out.
+bool readTlsPlaintext(tls::TlsChannel& tls, Buffer& in, std::string* error);
+
+// backend.tls, writing: `out` sealed into records (taken whole once the handshake is done, left
+// alone before) and every pending record appended to `wire`. False with *error on failure.
+bool sealTlsRecords(tls::TlsChannel& tls, Buffer& out, Buffer& wire, std::string* error);
 
 }  // namespace sp::backend

@@ -8,6 +8,12 @@
 
 namespace sp::net {
 
+// A listening socket handed to a worker, and what its clients speak.
+struct ListenSocket {
+  int fd = -1;
+  bool tls = false;  // tls.listen's: each client starts with a TLS handshake
+};
+
 // Creates, configures (SO_REUSEADDR, SO_REUSEPORT, non-blocking) and binds a TCP socket.
 // Returns the fd, or -1 with *error set. *bound_port receives the port actually bound.
 // True when something already holds host:port. SO_REUSEPORT would otherwise let a second proxy

@@ -76,7 +76,8 @@ struct ProxyContext {
 
   std::vector<Worker*> workers;  // fixed once the workers start
   uint64_t start_time_unix = 0;
-  uint16_t bound_port = 0;
+  uint16_t bound_port = 0;                // listen.port as bound (0: no plain TCP listener)
+  uint16_t bound_tls_port = 0;            // tls.listen's port as bound (0: none)
   std::atomic<uint16_t> metrics_port{0};  // 0: no metrics endpoint; set once workers run
   std::string config_file;                // --config, "" when run from flags alone
   std::atomic<uint64_t> next_client_id{1};

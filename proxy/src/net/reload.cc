@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "net/fd_budget.h"
 #include "net/proxy_context.h"
+#include "net/tls_contexts.h"
 #include "net/topology_source.h"
 #include "net/worker.h"
 
@@ -64,12 +65,25 @@ ReloadOutcome Reloader::reload(std::string_view trigger) {
   keep("listen.unix_perm", running->listen_unix_perm, &fresh->listen_unix_perm, &notes);
   keep("workers", running->workers, &fresh->workers, &notes);
   keep("metrics.listen", running->metrics_listen, &fresh->metrics_listen, &notes);
+  keep("tls.listen", running->tls_port, &fresh->tls_port, &notes);
+  keep("tls.listen", running->tls_host, &fresh->tls_host, &notes);
   if (!notes.empty()) {
     spdlog::warn("reload ({}): {}", trigger, notes);
   }
+  // The certificate files are read again: a renewed certificate applies to new connections.
+  TlsContexts tls;
+  std::string tls_error;
+  if (!buildTlsContexts(*fresh, &tls, &tls_error)) {
+    spdlog::error("reload ({}): {}; the running configuration is unchanged", trigger, tls_error);
+    context_.reloads.failed.fetch_add(1);
+    context_.reloads.last_ok.store(false);
+    outcome.message = tls_error;
+    return outcome;
+  }
   route::TopologyPtr topology;
   std::string resolve_error;
-  if (!resolveTopology(fresh.get(), &topology, &resolve_error)) {
+  // The sentinels and seeds are asked over the new backend TLS context.
+  if (!resolveTopology(fresh.get(), &topology, &resolve_error, tls.backend)) {
     spdlog::error("reload ({}): {}; the running configuration is unchanged", trigger,
                   resolve_error);
     context_.reloads.failed.fetch_add(1);
@@ -95,6 +109,7 @@ ReloadOutcome Reloader::reload(std::string_view trigger) {
     changed += same ? 0 : 1;
   }
   setLogLevel(fresh->log_level);
+  context_.publishTls(tls.server, tls.backend);
   publishTopology(context_, fresh, topology);
   context_.reloads.succeeded.fetch_add(1);
   context_.reloads.last_ok.store(true);

@@ -68,7 +68,7 @@ const char* backendStateName(BackendState state) {
   return "unknown";
 }
 
-Worker::Worker(int index, ProxyContext& context, std::vector<int> listen_fds)
+Worker::Worker(int index, ProxyContext& context, std::vector<ListenSocket> listen)
     : index_(index),
       context_(context),
       config_(context.config()),
@@ -76,12 +76,14 @@ Worker::Worker(int index, ProxyContext& context, std::vector<int> listen_fds)
       stats_(shardNames(*topology_)),
       read_buffer_(new char[kReadBufferSize]),
       dedicated_(std::make_unique<backend::DedicatedPool>(*this)) {
-  for (int fd : listen_fds) {
+  for (const ListenSocket& socket : listen) {
     sockaddr_storage addr{};
     socklen_t len = sizeof addr;
-    const bool unix_socket = ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0 &&
-                             addr.ss_family == AF_UNIX;
-    listeners_.push_back(std::make_unique<Listener>(Listener{this, fd, unix_socket}));
+    const bool unix_socket =
+        ::getsockname(socket.fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0 &&
+        addr.ss_family == AF_UNIX;
+    listeners_.push_back(
+        std::make_unique<Listener>(Listener{this, socket.fd, unix_socket, socket.tls}));
   }
   applyLimits();
   uv_loop_init(&loop_);
@@ -368,7 +370,7 @@ void Worker::onAcceptable(const Listener& listener) {
   for (int i = 0; i < kAcceptBatch && !draining_; ++i) {
     const int fd = ::accept4(listener.fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd >= 0) {
-      onConnection(fd, listener.unix_socket);
+      onConnection(fd, listener);
       continue;
     }
     const int err = errno;
@@ -437,7 +439,7 @@ void Worker::pauseAccepting() {
       kAcceptPauseMs, 0);
 }
 
-void Worker::onConnection(int fd, bool unix_socket) {
+void Worker::onConnection(int fd, const Listener& listener) {
   uint64_t id = context_.next_client_id.fetch_add(1, std::memory_order_relaxed);
   auto* session = new session::ClientSession(*this, id);
   uv_tcp_init(&loop_, session->handle());
@@ -461,7 +463,13 @@ void Worker::onConnection(int fd, bool unix_socket) {
     return;
   }
   stats_.connections_accepted.add();
-  session->start(unix_socket);
+  // The context in force now: a reload that renewed the certificate applies from here on.
+  std::shared_ptr<const tls::TlsContext> tls = listener.tls ? context_.serverTls() : nullptr;
+  if (listener.tls && tls == nullptr) {
+    session->close(CloseReason::kTlsError, "no TLS context");  // never plaintext on tls.listen
+    return;
+  }
+  session->start(listener.unix_socket, std::move(tls));
 }
 
 void Worker::setKeepAlive(uv_tcp_t* tcp) const {

@@ -20,6 +20,7 @@
 #include "core/buffer.h"
 #include "core/intrusive_queue.h"
 #include "core/log.h"
+#include "net/listener.h"
 #include "net/proxy_context.h"
 #include "net/worker_stats.h"
 #include "resp/protocol.h"
@@ -40,9 +41,9 @@ namespace sp::net {
 
 class Worker {
  public:
-  // listen_fds: the worker's own SO_REUSEPORT TCP socket and/or its copy (dup) of the shared
-  // Unix socket; the worker owns and closes them.
-  Worker(int index, ProxyContext& context, std::vector<int> listen_fds);
+  // listen: the worker's own SO_REUSEPORT TCP sockets (plain and TLS) and/or its copy (dup) of
+  // the shared Unix socket; the worker owns and closes them.
+  Worker(int index, ProxyContext& context, std::vector<ListenSocket> listen);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -156,13 +157,14 @@ class Worker {
     Worker* worker;
     int fd;
     bool unix_socket;  // listen.unix's, else TCP
+    bool tls;          // tls.listen's
     uv_poll_t poll{};  // readable: connections wait in fd's backlog
   };
   static void onListenerCb(uv_poll_t* poll, int status, int events);
   void pollListeners();  // loop thread: startAccepting's second half
   void startListening();
   void onAcceptable(const Listener& listener);
-  void onConnection(int fd, bool unix_socket);
+  void onConnection(int fd, const Listener& listener);
   bool refuseOnSpare(int listen_fd);  // EMFILE/ENFILE: false when no spare descriptor could be had
   void pauseAccepting();  // for kAcceptPauseMs, when accept fails and cannot be answered
   void startIdleTimer();  // limits.timeout: the idle-client sweep, or none

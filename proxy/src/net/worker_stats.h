@@ -154,18 +154,21 @@ enum class CloseReason : uint8_t {
   kShutdown,
   kOutOfMemory,
   kIdleTimeout,
-  kError
+  kError,
+  kTlsError
 };
-inline constexpr size_t kCloseReasons = 8;
+inline constexpr size_t kCloseReasons = 9;
 inline constexpr std::array<std::string_view, kCloseReasons> kCloseReasonNames = {
-    "client_closed", "quit",          "output_limit", "max_clients",
-    "shutdown",      "out_of_memory", "idle_timeout", "error"};
+    "client_closed", "quit",         "output_limit", "max_clients", "shutdown",
+    "out_of_memory", "idle_timeout", "error",        "tls_error"};
 // kQuit: QUIT, or after a protocol error reply; kMaxClients: refused at accept; kOutOfMemory: a
 // request or reply that the memory left could not hold; kIdleTimeout: limits.timeout; kError:
-// socket errors, CLIENT KILL, a lost subscriber connection.
+// socket errors, CLIENT KILL, a lost subscriber connection; kTlsError: a failed TLS handshake
+// (no certificate, an untrusted one, plaintext on the TLS port) or a broken TLS record.
 inline constexpr std::array<std::string_view, kCloseReasons> kCloseReasonTexts = {
-    "client closed", "quit",          "output buffer limit", "refused",
-    "shutdown",      "out of memory", "idle timeout",        "error"};
+    "client closed", "quit",     "output buffer limit",
+    "refused",       "shutdown", "out of memory",
+    "idle timeout",  "error",    "TLS error"};
 
 inline constexpr size_t kParseErrors = static_cast<size_t>(resp::ParseError::kTooDeep) + 1;
 

@@ -2,6 +2,7 @@
 #include "session/client_session.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -57,8 +58,11 @@ ClientSession::ClientSession(net::Worker& worker, uint64_t id)
   tcp_.data = this;
 }
 
-void ClientSession::start(bool unix_socket) {
+void ClientSession::start(bool unix_socket, std::shared_ptr<const tls::TlsContext> tls) {
   unix_socket_ = unix_socket;
+  if (tls != nullptr) {
+    tls_ = std::make_unique<tls::TlsChannel>(std::move(tls));
+  }
   if (!unix_socket_) {
     uv_tcp_nodelay(&tcp_, 1);
     worker_.setKeepAlive(&tcp_);
@@ -71,6 +75,10 @@ void ClientSession::start(bool unix_socket) {
 }
 
 void ClientSession::refuseConnection(std::string_view error_line) {
+  if (tls_ != nullptr) {
+    close(net::CloseReason::kMaxClients);  // no handshake yet, so no way to say why
+    return;
+  }
   uv_buf_t buf =
       uv_buf_init(const_cast<char*>(error_line.data()), static_cast<unsigned>(error_line.size()));
   uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
@@ -79,23 +87,34 @@ void ClientSession::refuseConnection(std::string_view error_line) {
 
 void ClientSession::onAllocCb(uv_handle_t* handle, size_t /*suggested*/, uv_buf_t* buf) {
   auto* self = static_cast<ClientSession*>(handle->data);
-  if (self->in_ != nullptr && !self->in_->empty()) {
+  if (self->tls_ != nullptr) {
+    // Ciphertext: fed to the channel at once, so the worker's buffer is free again after.
+    net::Worker& w = self->worker_;
+    *buf = uv_buf_init(w.readBuffer(), static_cast<unsigned>(w.readBufferSize()));
+    return;
+  }
+  if (!self->plainReadBuffer(buf)) {
+    *buf = uv_buf_init(nullptr, 0);  // onRead gets UV_ENOBUFS and closes this client
+  }
+}
+
+bool ClientSession::plainReadBuffer(uv_buf_t* buf) {
+  if (in_ != nullptr && !in_->empty()) {
     // Room for the rest of the request, but never more than the bytes already here: a length
     // read off the wire is only a claim, and memory follows the bytes that actually arrive (a
     // client that declares a 512 MB bulk and sends 10 bytes costs 16 KB, not 512 MB).
-    const size_t need = self->parser_.bytesNeeded();
-    const size_t have = self->in_->size();
+    const size_t need = parser_.bytesNeeded();
+    const size_t have = in_->size();
     const size_t rest = need > have ? need - have : 0;
     const size_t want = std::max(std::min(rest, have), kMinReadSpace);
-    if (!self->in_->tryEnsureWritable(want)) {
-      *buf = uv_buf_init(nullptr, 0);  // onRead gets UV_ENOBUFS and closes this client
-      return;
+    if (!in_->tryEnsureWritable(want)) {
+      return false;
     }
-    *buf = uv_buf_init(self->in_->writePtr(), static_cast<unsigned>(self->in_->writable()));
-    return;
+    *buf = uv_buf_init(in_->writePtr(), static_cast<unsigned>(in_->writable()));
+    return true;
   }
-  net::Worker& w = self->worker_;
-  *buf = uv_buf_init(w.readBuffer(), static_cast<unsigned>(w.readBufferSize()));
+  *buf = uv_buf_init(worker_.readBuffer(), static_cast<unsigned>(worker_.readBufferSize()));
+  return true;
 }
 
 void ClientSession::onReadCb(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
@@ -118,7 +137,11 @@ void ClientSession::onRead(ssize_t nread, const uv_buf_t* buf) {
   // A request or a reply too large for the memory left closes this client only; nothing thrown
   // may cross libuv's C frames, and no other client or shard connection is touched.
   try {
-    consumeInput(static_cast<size_t>(nread), buf);
+    if (tls_ != nullptr) {
+      onTlsRead(static_cast<size_t>(nread), buf);
+    } else {
+      consumeInput(static_cast<size_t>(nread), buf);
+    }
   } catch (const std::bad_alloc&) {
     if (worker_.logLimiter().allow()) {
       spdlog::warn("worker {}: client {} closed: out of memory", worker_.index(), id_);
@@ -127,8 +150,49 @@ void ClientSession::onRead(ssize_t nread, const uv_buf_t* buf) {
   }
 }
 
-void ClientSession::consumeInput(size_t nread, const uv_buf_t* buf) {
+void ClientSession::onTlsRead(size_t nread, const uv_buf_t* buf) {
   worker_.stats().bytes_in.add(nread);
+  if (!tls_->feed(buf->base, nread)) {
+    if (worker_.logLimiter().allow()) {
+      spdlog::warn("worker {}: client {} closed: {}", worker_.index(), id_, tls_->error());
+    }
+    close(net::CloseReason::kTlsError, tls_->error());
+    return;
+  }
+  drainTls();
+}
+
+void ClientSession::drainTls() {
+  while (!closing_ && reading_) {
+    uv_buf_t plain;
+    if (!plainReadBuffer(&plain)) {
+      close(kOutOfMemory);
+      return;
+    }
+    const ptrdiff_t n = tls_->readPlain(plain.base, plain.len);
+    if (n < 0) {
+      close(net::CloseReason::kTlsError, tls_->error());
+      return;
+    }
+    if (n == 0) {
+      break;
+    }
+    consumeInput(static_cast<size_t>(n), &plain);
+  }
+  if (closing_) {
+    return;
+  }
+  if (tls_->peerClosed()) {
+    close(net::CloseReason::kClientClosed);
+  } else if (tls_->pendingCipher() > 0) {
+    worker_.markDirty(this);  // handshake records or session tickets to send
+  }
+}
+
+void ClientSession::consumeInput(size_t nread, const uv_buf_t* buf) {
+  if (tls_ == nullptr) {
+    worker_.stats().bytes_in.add(nread);  // TLS: the ciphertext was counted
+  }
   worker_.stats().client_reads.add();
   if (buf->base == worker_.readBuffer()) {
     std::string_view data(buf->base, nread);
@@ -511,6 +575,10 @@ void ClientSession::updateReading() {
     reading_ = true;
     uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &ClientSession::onAllocCb,
                   &ClientSession::onReadCb);
+    if (tls_ != nullptr && tls_->hasBufferedInput() && !resume_pending) {
+      // Decrypted requests wait in the channel, and no new byte need arrive to fetch them.
+      worker_.markResume(this);
+    }
   } else if (!want && reading_) {
     reading_ = false;
     if (!input_stopped_) {
@@ -536,6 +604,13 @@ void ClientSession::resume() {
     }
   }
   updateReading();
+  if (tls_ != nullptr && reading_ && tls_->hasBufferedInput()) {
+    try {
+      drainTls();
+    } catch (const std::bad_alloc&) {
+      close(kOutOfMemory);
+    }
+  }
 }
 
 void ClientSession::flush() {
@@ -543,24 +618,63 @@ void ClientSession::flush() {
   if (closing_ || writing_ != nullptr) {
     return;
   }
-  if (out_ == nullptr || out_->empty()) {
+  const bool records = tls_ != nullptr && tls_->pendingCipher() > 0;
+  if ((out_ == nullptr || out_->empty()) && !records) {
     if (close_after_flush_ && fifo_.empty()) {
       close(net::CloseReason::kQuit);
     }
     return;
   }
-  const size_t size = out_->size();
+  if (Buffer* wire = takeWireBytes()) {
+    writeToSocket(wire);
+  }
+}
+
+Buffer* ClientSession::takeWireBytes() {
+  if (tls_ == nullptr) {
+    return std::exchange(out_, nullptr);
+  }
+  BufferPool& pool = worker_.buffers();
+  if (out_ != nullptr && !out_->empty()) {
+    // Taken whole once the handshake is done; a client sends no request before it, so there is
+    // nothing to hold back in practice.
+    const ptrdiff_t n = tls_->writePlain(out_->readPtr(), out_->size());
+    if (n < 0) {
+      close(net::CloseReason::kTlsError, tls_->error());
+      return nullptr;
+    }
+    out_->consume(static_cast<size_t>(n));
+    if (out_->empty()) {
+      pool.release(out_);
+      out_ = nullptr;
+    }
+  }
+  const size_t pending = tls_->pendingCipher();
+  if (pending == 0) {
+    return nullptr;
+  }
+  Buffer* wire = pool.acquire();
+  if (!wire->tryEnsureWritable(pending)) {
+    pool.release(wire);
+    close(kOutOfMemory);
+    return nullptr;
+  }
+  wire->commit(tls_->takeCipher(wire->writePtr(), pending));
+  return wire;
+}
+
+void ClientSession::writeToSocket(Buffer* wire) {
+  const size_t size = wire->size();
   worker_.stats().bytes_out.add(size);
   worker_.stats().client_writes.add();
-  uv_buf_t buf = uv_buf_init(const_cast<char*>(out_->readPtr()), static_cast<unsigned>(size));
+  uv_buf_t buf = uv_buf_init(const_cast<char*>(wire->readPtr()), static_cast<unsigned>(size));
   int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
   if (n > 0) {
     last_active_ms_ = worker_.loopNowMs();
   }
   if (n == static_cast<int>(size)) {
-    worker_.buffers().release(out_);
-    out_ = nullptr;
-    if (close_after_flush_) {
+    worker_.buffers().release(wire);
+    if (close_after_flush_ && out_ == nullptr) {
       close(net::CloseReason::kQuit);
     } else if (!reading_ && !resume_pending) {
       worker_.markResume(this);
@@ -568,14 +682,14 @@ void ClientSession::flush() {
     return;
   }
   if (n < 0 && n != UV_EAGAIN) {
+    worker_.buffers().release(wire);
     close(net::CloseReason::kError, uv_strerror(n));
     return;
   }
   if (n > 0) {
-    out_->consume(static_cast<size_t>(n));
+    wire->consume(static_cast<size_t>(n));
   }
-  writing_ = out_;
-  out_ = nullptr;
+  writing_ = wire;
   buf =
       uv_buf_init(const_cast<char*>(writing_->readPtr()), static_cast<unsigned>(writing_->size()));
   write_req_.data = this;

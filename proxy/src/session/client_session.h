@@ -31,6 +31,7 @@
 #include "resp/resp3.h"
 #include "session/pending_request.h"
 #include "session/session_state.h"
+#include "tls/tls_channel.h"
 
 namespace sp::net {
 class Worker;
@@ -46,7 +47,10 @@ class ClientSession {
 
   uv_tcp_t* handle() { return &tcp_; }
   bool isUnixSocket() const { return unix_socket_; }  // accepted on listen.unix
-  void start(bool unix_socket);                       // after accept; unix_socket: from listen.unix
+  bool isTls() const { return tls_ != nullptr; }      // accepted on tls.listen
+  // After accept; unix_socket: from listen.unix; tls: the listener's TLS context for a client of
+  // tls.listen (nullptr: plain).
+  void start(bool unix_socket, std::shared_ptr<const tls::TlsContext> tls = nullptr);
   void refuseConnection(std::string_view error_line);  // best-effort error line, then close
   // Idempotent; the object deletes itself once closed. `detail` goes to the log only.
   void close(net::CloseReason why, std::string_view detail = {});
@@ -101,7 +105,17 @@ class ClientSession {
 
   void onRead(ssize_t nread, const uv_buf_t* buf);
   void consumeInput(size_t nread, const uv_buf_t* buf);  // onRead's work; may throw bad_alloc
-  size_t processInput(std::string_view data);            // returns bytes consumed
+  // TLS: where the next bytes go (the alloc callback's choice for a plain read).
+  bool plainReadBuffer(uv_buf_t* buf);
+  // TLS: ciphertext read into the worker's buffer is fed to the channel, and what it decrypts to
+  // goes through consumeInput as a plain read would; may throw bad_alloc.
+  void onTlsRead(size_t nread, const uv_buf_t* buf);
+  void drainTls();
+  // The bytes for the socket: out_ itself, or (TLS) out_ sealed into records after any handshake
+  // records. Nullptr when there is nothing to send or the session closed.
+  Buffer* takeWireBytes();
+  void writeToSocket(Buffer* wire);
+  size_t processInput(std::string_view data);  // returns bytes consumed
   void dispatch(const resp::RequestFrame& frame, std::string_view raw);
   // A reply the proxy built (RESP2), re-encoded in `shape` for a RESP3 client (resp3.h).
   void replyNow(std::string_view reply, bool close_after = false,
@@ -124,9 +138,10 @@ class ClientSession {
   uv_tcp_t tcp_{};
   uv_write_t write_req_{};
   resp::RequestParser parser_;
-  Buffer* in_ = nullptr;       // bytes of an incomplete request (none while idle)
-  Buffer* out_ = nullptr;      // replies not yet handed to the kernel
-  Buffer* writing_ = nullptr;  // replies of the uv_write in flight
+  Buffer* in_ = nullptr;                  // bytes of an incomplete request (none while idle)
+  Buffer* out_ = nullptr;                 // replies not yet handed to the kernel
+  Buffer* writing_ = nullptr;             // replies of the uv_write in flight (TLS: their records)
+  std::unique_ptr<tls::TlsChannel> tls_;  // clients of tls.listen
   IntrusiveQueue<PendingRequest, &PendingRequest::next> fifo_;
   std::string name_;
   resp::Protocol protocol_ = resp::Protocol::kResp2;

@@ -77,6 +77,7 @@ bool TlsChannel::advanceHandshake() {
   if (handshake_done_) {
     return true;
   }
+  handshake_started_ = true;
   ERR_clear_error();
   const int rc = SSL_do_handshake(ssl_);
   if (rc == 1) {

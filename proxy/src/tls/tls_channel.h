@@ -57,6 +57,7 @@ class TlsChannel {
   // Moves up to `cap` bytes of it into dst; returns the count.
   size_t takeCipher(char* dst, size_t cap);
 
+  bool handshakeStarted() const { return handshake_started_; }  // a byte sent or received
   bool handshakeDone() const { return handshake_done_; }
   bool peerClosed() const { return peer_closed_; }
   const std::string& error() const { return error_; }
@@ -74,6 +75,7 @@ class TlsChannel {
   SSL* ssl_ = nullptr;
   BIO* in_ = nullptr;   // ciphertext from the peer; owned by ssl_
   BIO* out_ = nullptr;  // ciphertext to the peer; owned by ssl_
+  bool handshake_started_ = false;
   bool handshake_done_ = false;
   bool peer_closed_ = false;
   std::string error_;

@@ -100,11 +100,21 @@ bool parseProtocols(const std::string& text, int* min_version, int* max_version)
 }
 
 std::string lastError() {
+  // The first error queued is the cause ("No such file or directory"); later ones say what failed
+  // because of it ("system lib"), which the caller's own words say better.
   std::string text;
   while (unsigned long e = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof buf);
-    text = buf;  // the last (outermost) reason reads best
+    if (!text.empty()) {
+      continue;
+    }
+    const char* reason = ERR_reason_error_string(e);
+    if (reason != nullptr) {
+      text = reason;
+    } else {
+      char buf[256];
+      ERR_error_string_n(e, buf, sizeof buf);
+      text = buf;
+    }
   }
   return text;
 }

@@ -65,7 +65,7 @@ class TlsContext {
 // name. Redis's tls-protocols syntax: names separated by spaces, any order.
 bool parseProtocols(const std::string& text, int* min_version, int* max_version);
 
-// The last OpenSSL error on this thread as text, and the queue cleared ("" when none).
+// The first OpenSSL error queued on this thread, as text, and the queue cleared ("" when none).
 std::string lastError();
 
 }  // namespace sp::tls

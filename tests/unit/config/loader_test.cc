@@ -131,7 +131,8 @@ TEST(BuildConfigTest, UnixListenerErrors) {
   TempYaml no_listener("listen:\n  port: 0\nshards:\n  - address: 127.0.0.1:7001\n");
   Config c;
   auto errors = build({"--config", no_listener.path().c_str()}, &c);
-  EXPECT_TRUE(hasError(errors, "listen.port", "listen.unix must name a socket")) << dump(errors);
+  EXPECT_TRUE(hasError(errors, "listen.port", "listen.unix or tls.listen must name another"))
+      << dump(errors);
   TempYaml relative(
       "listen:\n  unix: sp.sock\n  unix_perm: 1777\nshards:\n  - address: /a.sock\n"
       "  - address: unix:/a.sock\n");
@@ -139,6 +140,86 @@ TEST(BuildConfigTest, UnixListenerErrors) {
   EXPECT_TRUE(hasError(errors, "listen.unix", "expected an absolute path")) << dump(errors);
   EXPECT_TRUE(hasError(errors, "listen.unix_perm", "octal file mode")) << dump(errors);
   EXPECT_TRUE(hasError(errors, "shards[1].address", "duplicate address unix:/a.sock"))
+      << dump(errors);
+}
+
+TEST(BuildConfigTest, TlsKeysAndFlags) {
+  TempYaml file(
+      "listen:\n  port: 0\nshards:\n  - address: 127.0.0.1:7001\n"
+      "tls:\n  listen: 7443\n  cert_file: /etc/sp/proxy.crt\n  key_file: /etc/sp/proxy.key\n"
+      "  ca_cert_file: /etc/sp/ca.crt\n  auth_clients: optional\n"
+      "  protocols: TLSv1.2 TLSv1.3\n  ciphersuites: TLS_AES_128_GCM_SHA256\n"
+      "backend:\n  tls:\n    enabled: true\n    ca_cert_file: /etc/sp/ca.crt\n"
+      "    server_name: redis.internal\n    verify: false\n");
+  Config c;
+  auto errors = build({"--config", file.path().c_str()}, &c);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_EQ(c.tls_port, 7443);
+  EXPECT_EQ(c.tls_host, "");  // listen.host's
+  EXPECT_EQ(c.tls_server.cert_file, "/etc/sp/proxy.crt");
+  EXPECT_EQ(c.tls_server.key_file, "/etc/sp/proxy.key");
+  EXPECT_EQ(c.tls_server.ca_cert_file, "/etc/sp/ca.crt");
+  EXPECT_EQ(c.tls_server.auth_clients, tls::AuthClients::kOptional);
+  EXPECT_EQ(c.tls_server.protocols, "TLSv1.2 TLSv1.3");
+  EXPECT_EQ(c.tls_server.ciphersuites, "TLS_AES_128_GCM_SHA256");
+  EXPECT_TRUE(c.backend_tls);
+  EXPECT_EQ(c.backend_tls_client.ca_cert_file, "/etc/sp/ca.crt");
+  EXPECT_EQ(c.backend_tls_client.server_name, "redis.internal");
+  EXPECT_FALSE(c.backend_tls_client.verify);
+
+  // Flags win over the file, one by one.
+  errors = build({"--config", file.path().c_str(), "--tls-listen", "0.0.0.0:6443",
+                  "--tls-cert-file", "/x.crt", "--tls-auth-clients", "yes",
+                  "--backend-tls-cert-file", "/c.crt", "--backend-tls-key-file", "/c.key"},
+                 &c);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_EQ(c.tls_host, "0.0.0.0");
+  EXPECT_EQ(c.tls_port, 6443);
+  EXPECT_EQ(c.tls_server.cert_file, "/x.crt");
+  EXPECT_EQ(c.tls_server.key_file, "/etc/sp/proxy.key");
+  EXPECT_EQ(c.tls_server.auth_clients, tls::AuthClients::kYes);
+  EXPECT_EQ(c.backend_tls_client.cert_file, "/c.crt");
+  EXPECT_EQ(c.backend_tls_client.key_file, "/c.key");
+
+  Config flags_only;
+  errors = build({"--shards", "127.0.0.1:7001", "--backend-tls", "--backend-tls-no-verify",
+                  "--backend-tls-server-name", "r.local"},
+                 &flags_only);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_TRUE(flags_only.backend_tls);
+  EXPECT_FALSE(flags_only.backend_tls_client.verify);
+  EXPECT_EQ(flags_only.backend_tls_client.server_name, "r.local");
+  EXPECT_EQ(flags_only.tls_port, 0);
+}
+
+TEST(BuildConfigTest, TlsErrors) {
+  TempYaml file(
+      "listen:\n  port: 7000\nshards:\n  - address: 127.0.0.1:7001\n"
+      "tls:\n  listen: 7000\n  auth_clients: always\n  protocols: SSLv3\n  cipher: x\n"
+      "backend:\n  tls:\n    cert_file: /c.crt\n");
+  Config c;
+  auto errors = build({"--config", file.path().c_str()}, &c);
+  EXPECT_TRUE(hasError(errors, "tls.auth_clients", "expected no, optional or yes")) << dump(errors);
+  EXPECT_TRUE(hasError(errors, "tls.cipher", "unknown key (did you mean 'ciphers'?)"))
+      << dump(errors);
+  EXPECT_TRUE(hasError(errors, "tls.listen", "needs tls.cert_file and tls.key_file"))
+      << dump(errors);
+  EXPECT_TRUE(hasError(errors, "tls.listen", "plain and TLS listeners need two ports"))
+      << dump(errors);
+  EXPECT_TRUE(hasError(errors, "tls.protocols", "expected TLSv1.2 and/or TLSv1.3")) << dump(errors);
+  EXPECT_TRUE(hasError(errors, "backend.tls", "needs both cert_file and key_file")) << dump(errors);
+
+  TempYaml verify_without_ca(
+      "shards:\n  - address: 127.0.0.1:7001\n"
+      "tls:\n  listen: 7443\n  cert_file: /a\n  key_file: /b\n  auth_clients: yes\n");
+  errors = build({"--config", verify_without_ca.path().c_str()}, &c);
+  EXPECT_TRUE(hasError(errors, "tls.auth_clients", "needs tls.ca_cert_file")) << dump(errors);
+
+  CommandLine cl;
+  const char* argv[] = {"shardproxy", "--tls-listen", "host:", "--tls-auth-clients", "maybe"};
+  errors = parseCommandLine(5, argv, &cl);
+  EXPECT_TRUE(hasError(errors, "--tls-listen", "")) << dump(errors);
+  EXPECT_TRUE(hasError(errors, "--tls-auth-clients", "expected no, optional or yes"))
       << dump(errors);
 }
 

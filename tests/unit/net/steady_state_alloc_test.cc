@@ -181,7 +181,7 @@ TEST(SteadyStateAllocTest, WarmedUpPipelineAllocatesNothing) {
   uint16_t port = 0;
   int fd = bindListenSocket("127.0.0.1", 0, &port, &error);
   ASSERT_GE(fd, 0) << error;
-  Worker worker(0, context, std::vector<int>{fd});
+  Worker worker(0, context, std::vector<ListenSocket>{{fd}});
   context.workers.push_back(&worker);
   worker.startThread();
   worker.startAccepting();
