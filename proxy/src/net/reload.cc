@@ -36,6 +36,15 @@ void keep(const char* key, const T& running, T* fresh, std::string* notes) {
 Reloader::Reloader(ProxyContext& context, config::CommandLine cmdline)
     : context_(context), cmdline_(std::move(cmdline)) {}
 
+ReloadOutcome Reloader::refuse(std::string_view trigger, const std::string& why) {
+  spdlog::error("reload ({}): {}; the running configuration is unchanged", trigger, why);
+  context_.reloads.failed.fetch_add(1);
+  context_.reloads.last_ok.store(false);
+  ReloadOutcome outcome;
+  outcome.message = why;
+  return outcome;
+}
+
 ReloadOutcome Reloader::reload(std::string_view trigger) {
   ReloadOutcome outcome;
   auto fresh = std::make_shared<config::Config>();
@@ -74,31 +83,18 @@ ReloadOutcome Reloader::reload(std::string_view trigger) {
   TlsContexts tls;
   std::string tls_error;
   if (!buildTlsContexts(*fresh, &tls, &tls_error)) {
-    spdlog::error("reload ({}): {}; the running configuration is unchanged", trigger, tls_error);
-    context_.reloads.failed.fetch_add(1);
-    context_.reloads.last_ok.store(false);
-    outcome.message = tls_error;
-    return outcome;
+    return refuse(trigger, tls_error);
   }
   route::TopologyPtr topology;
   std::string resolve_error;
   // The sentinels and seeds are asked over the new backend TLS context.
   if (!resolveTopology(fresh.get(), &topology, &resolve_error, tls.backend)) {
-    spdlog::error("reload ({}): {}; the running configuration is unchanged", trigger,
-                  resolve_error);
-    context_.reloads.failed.fetch_add(1);
-    context_.reloads.last_ok.store(false);
-    outcome.message = resolve_error;
-    return outcome;
+    return refuse(trigger, resolve_error);
   }
   std::string budget_error;
   if (!applyDescriptorBudget(context_, *fresh, *topology, context_.workers.size(),
                              "reload (" + std::string(trigger) + ")", &budget_error)) {
-    spdlog::error("reload ({}): {}; the running configuration is unchanged", trigger, budget_error);
-    context_.reloads.failed.fetch_add(1);
-    context_.reloads.last_ok.store(false);
-    outcome.message = budget_error;
-    return outcome;
+    return refuse(trigger, budget_error);
   }
   const route::TopologyPtr old = context_.topology();
   size_t changed = 0;

@@ -43,6 +43,9 @@ class Reloader {
   void cancelPending(const std::string& why);
 
  private:
+  // A reload that stops at `why`: logged, counted, the running configuration kept.
+  ReloadOutcome refuse(std::string_view trigger, const std::string& why);
+
   ProxyContext& context_;
   config::CommandLine cmdline_;
   std::mutex mu_;

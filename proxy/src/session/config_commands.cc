@@ -53,6 +53,34 @@ const ConfigParam kConfigParams[] = {
        std::snprintf(octal, sizeof octal, "%o", c.listen_unix_perm);
        return std::string(octal);
      }},
+    {"tls-port",
+     [](const config::Config& c, const net::ProxyContext& x) {
+       return std::to_string(x.bound_tls_port != 0 ? x.bound_tls_port : c.tls_port);
+     }},
+    {"tls-cert-file",
+     [](const config::Config& c, const net::ProxyContext&) { return c.tls_server.cert_file; }},
+    {"tls-key-file",
+     [](const config::Config& c, const net::ProxyContext&) { return c.tls_server.key_file; }},
+    {"tls-ca-cert-file",
+     [](const config::Config& c, const net::ProxyContext&) { return c.tls_server.ca_cert_file; }},
+    {"tls-auth-clients",
+     [](const config::Config& c, const net::ProxyContext&) {
+       switch (c.tls_server.auth_clients) {
+         case tls::AuthClients::kNo:
+           return std::string("no");
+         case tls::AuthClients::kOptional:
+           return std::string("optional");
+         case tls::AuthClients::kYes:
+           break;
+       }
+       return std::string("yes");
+     }},
+    {"tls-protocols",
+     [](const config::Config& c, const net::ProxyContext&) { return c.tls_server.protocols; }},
+    {"tls-ciphers",
+     [](const config::Config& c, const net::ProxyContext&) { return c.tls_server.ciphers; }},
+    {"tls-ciphersuites",
+     [](const config::Config& c, const net::ProxyContext&) { return c.tls_server.ciphersuites; }},
     {"databases", [](const config::Config&, const net::ProxyContext&) { return std::string("1"); }},
     {"maxclients",
      [](const config::Config& c, const net::ProxyContext& x) {
@@ -142,6 +170,7 @@ constexpr RefusedParam kRefusedParams[] = {
     {"masteruser", kCredentials},
     {"port", kAddress},
     {"tls-port", kAddress},
+    {"tls-", "the proxy's TLS settings are its own: change them in the config file and reload"},
     {"bind", kAddress},
     {"bind-source-addr", kAddress},
     {"unixsocket", kAddress},
