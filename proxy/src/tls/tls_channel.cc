@@ -21,22 +21,22 @@ bool isIpAddress(const std::string& host) {
 }  // namespace
 
 TlsChannel::TlsChannel(std::shared_ptr<const TlsContext> context) : context_(std::move(context)) {
+  attachMemoryBios();
+  SSL_set_accept_state(ssl_);
+}
+
+void TlsChannel::attachMemoryBios() {
   ssl_ = SSL_new(context_->native());
   in_ = BIO_new(BIO_s_mem());
   out_ = BIO_new(BIO_s_mem());
   // An empty memory BIO reports "retry later" rather than end of file.
   BIO_set_mem_eof_return(in_, -1);
   SSL_set_bio(ssl_, in_, out_);
-  SSL_set_accept_state(ssl_);
 }
 
 TlsChannel::TlsChannel(std::shared_ptr<const TlsContext> context, std::string_view host)
     : context_(std::move(context)) {
-  ssl_ = SSL_new(context_->native());
-  in_ = BIO_new(BIO_s_mem());
-  out_ = BIO_new(BIO_s_mem());
-  BIO_set_mem_eof_return(in_, -1);
-  SSL_set_bio(ssl_, in_, out_);
+  attachMemoryBios();
   SSL_set_connect_state(ssl_);
   const std::string name =
       context_->serverName().empty() ? std::string(host) : context_->serverName();

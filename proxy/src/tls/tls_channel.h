@@ -68,6 +68,7 @@ class TlsChannel {
   bool peerVerified() const;
 
  private:
+  void attachMemoryBios();  // ssl_ with in_ and out_, both owned by it
   bool advanceHandshake();
   bool failWith(std::string_view what);
 
