@@ -18,7 +18,7 @@ from sp_procs import build_dir
 
 SYSTEMD_ANALYZE = "/usr/bin/systemd-analyze"
 RUNTIME_LIBS = ["libuv1", "libhiredis0.14", "libyaml-cpp0.7", "libspdlog1.10",
-                "libprometheus-cpp-core1.0", "libcivetweb1", "libsystemd0"]
+                "libprometheus-cpp-core1.0", "libcivetweb1", "libsystemd0", "libssl3"]
 
 
 def run(argv, **kw):
