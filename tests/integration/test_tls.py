@@ -4,7 +4,9 @@ certificates (tls.auth_clients no / optional / yes); TLS to the shards (backend.
 redis-server --tls-port shards that verify the proxy's client certificate, a wrong CA and a wrong
 server name refused with an error reply and verify: false accepting them; certificate reload on
 SIGHUP and PROXY RELOAD (new connections get the new certificate, old ones carry on); plaintext
-on the TLS port; a missing certificate file at start; a Redis Cluster and a Sentinel over TLS.
+on the TLS port; a silent shard timing out its handshake; BLPOP and SUBSCRIBE (dedicated shard
+connections) over TLS; a TLS shard restarted; a missing certificate file at start; a Redis Cluster
+and a Sentinel over TLS.
 
 Every certificate is made at test time (tls_certs.py, the openssl command). Starts redis-server,
 redis-sentinel and shardproxy (SHARDPROXY_BIN) in a temporary directory on free loopback ports;
@@ -18,6 +20,7 @@ import socket
 import ssl
 import subprocess
 import tempfile
+import threading
 
 import pytest
 import redis
@@ -400,6 +403,42 @@ def test_backend_tls_with_flags_and_server_name(procs, certs):
     assert sum(shard_dbsize(s, certs) for s in shards) == 100
 
 
+def test_blocking_pubsub_and_a_restarted_shard_over_tls(procs, certs):
+    """The connections the proxy dedicates to a client (BLPOP, SUBSCRIBE) speak TLS to the shard
+    too, and a TLS shard killed and started again on its port is reconnected."""
+    shard = tls_shard(procs, certs, "a")
+    plain, tls = free_port(), free_port()
+    start_proxy(procs, proxy_config(procs, [shard], plain, tls, server_tls(certs),
+                                    backend_tls(certs)),
+                plain_port=plain, tls_port=tls, certs=certs)
+    c = tls_client(tls, certs)
+    popped = {}
+    waiter = threading.Thread(target=lambda: popped.update(v=tls_client(tls, certs)
+                                                           .blpop("queue", 20)))
+    waiter.start()
+    assert wait_for(lambda: "cmd=blpop" in cli(shard, certs, "CLIENT", "LIST",
+                                                 client_cert=True).stdout)
+    c.lpush("queue", "item")
+    waiter.join(30)
+    assert popped == {"v": ("queue", "item")}
+    sub = tls_client(tls, certs).pubsub()
+    sub.subscribe("news")
+    assert sub.get_message(timeout=10)["type"] == "subscribe"
+    assert c.publish("news", "hello") == 1
+    assert sub.get_message(timeout=10)["data"] == "hello"
+    sub.close()
+
+    stop(procs.procs[0])
+    assert request_error(redis.Redis(port=plain), "GET", "x") is not None
+    d = os.path.join(procs.tmp, "a")
+    procs.spawn([REDIS_SERVER, "--port", "0", "--tls-port", str(shard), "--bind", "127.0.0.1",
+                 "--tls-auth-clients", "yes", "--save", "", "--appendonly", "no", "--dir", d,
+                 "--daemonize", "no"] + tls_args(certs), "a-again")
+    assert wait_for(lambda: request_error(c, "SET", "x", "1") is None, timeout=30), \
+        procs.log("proxy")
+    assert cli(shard, certs, "GET", "x", client_cert=True).stdout == "1\n"
+
+
 def assert_refused(procs, plain, proxy, log_words):
     """Requests through the proxy get error replies (in bounded time, not a hang), the proxy
     stays up, and its log says why."""
@@ -463,6 +502,26 @@ def test_a_plain_proxy_to_a_tls_shard_fails_cleanly(procs, certs):
     assert proxy.poll() is None
 
 
+def test_backend_tls_toward_a_shard_that_never_answers_times_out(procs, certs):
+    """backend.tls toward a listener that accepts and says nothing: the handshake counts under
+    backend.connect_timeout_ms, and requests get an error reply in bounded time."""
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(64)
+    try:
+        plain = free_port()
+        proxy = start_proxy(procs, proxy_config(procs, [silent.getsockname()[1]], plain,
+                                                backend=backend_tls(certs),
+                                                extra="  connect_timeout_ms: 500\n"),
+                            plain_port=plain)
+        c = redis.Redis(port=plain, decode_responses=True, socket_timeout=15)
+        error = request_error(c, "SET", "k", "v")
+        assert error is not None and "timeout" in error, error
+        assert proxy.poll() is None
+    finally:
+        silent.close()
+
+
 # ---- e: reload ----
 
 def reloads(client, field="config_reloads_ok"):
@@ -523,6 +582,24 @@ def test_reload_serves_the_new_certificate_to_new_connections(procs, certs):
     assert command(old, "PING") == b"+PONG\r\n"
     old.close()
     assert proxy.poll() is None
+
+
+def test_reload_turns_client_certificates_on(procs, certs):
+    shards = [plain_shard(procs, "a")]
+    plain, tls = free_port(), free_port()
+    config = proxy_config(procs, shards, plain, tls, server_tls(certs, ca_cert_file=certs.ca))
+    start_proxy(procs, config, plain_port=plain, tls_port=tls, certs=certs)
+    old = tls_client(tls, certs)
+    assert old.set("before", "1")
+    with open(config) as f:
+        text = f.read()
+    with open(config, "w") as f:
+        f.write(text + '  auth_clients: "yes"\n')
+    assert redis.Redis(port=plain).execute_command("PROXY", "RELOAD") == b"OK"
+    assert "PONG" not in cli(tls, certs, "PING").stdout
+    assert cli(tls, certs, "PING", client_cert=True).stdout == "PONG\n"
+    assert old.get("before") == "1"  # made before the reload: no certificate asked of it
+    assert old.config_get("tls-auth-clients") == {"tls-auth-clients": "yes"}
 
 
 def test_reload_of_backend_tls_settings(procs, certs):
