@@ -544,6 +544,9 @@ bool BackendConn::decryptTls(size_t nread) {
     if (link_ == Link::kConnecting) {
       stats_.connect_failures.add();
     }
+    if (!writing_) {
+      sendTlsAlert(*tls_, &socket_.stream);
+    }
     fail(tls_->error());
     return false;
   }

@@ -277,6 +277,9 @@ void DedicatedConn::onRead(ssize_t nread) {
 bool DedicatedConn::decryptTls(size_t nread) {
   std::string error;
   if (!tls_->feed(worker_.readBuffer(), nread)) {
+    if (!writing_) {
+      sendTlsAlert(*tls_, &socket_.stream);
+    }
     fail(tls_->error());
     return false;
   }

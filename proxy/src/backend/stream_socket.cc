@@ -43,6 +43,15 @@ std::unique_ptr<tls::TlsChannel> makeTlsChannel(std::shared_ptr<const tls::TlsCo
   return std::make_unique<tls::TlsChannel>(std::move(context), address.host);
 }
 
+void sendTlsAlert(tls::TlsChannel& tls, uv_stream_t* stream) {
+  char alert[256];  // an alert record is 7 bytes (31 under TLS 1.3's record layer)
+  const size_t n = tls.takeCipher(alert, sizeof alert);
+  if (n > 0) {
+    uv_buf_t buf = uv_buf_init(alert, static_cast<unsigned>(n));
+    uv_try_write(stream, &buf, 1);
+  }
+}
+
 bool readTlsPlaintext(tls::TlsChannel& tls, Buffer& in, std::string* error) {
   constexpr size_t kReadSpace = 16 * 1024;  // a TLS record's plaintext at most
   for (;;) {

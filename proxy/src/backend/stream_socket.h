@@ -35,6 +35,11 @@ bool connectStreamSocket(const route::ShardAddress& address, StreamSocket* socke
 std::unique_ptr<tls::TlsChannel> makeTlsChannel(std::shared_ptr<const tls::TlsContext> context,
                                                 const route::ShardAddress& address);
 
+// Best effort, before closing a TLS connection that failed: the alert the channel wrote ("unknown
+// CA", "handshake failure") goes out if the socket takes it at once, so the peer logs the reason
+// rather than an unexpected end of file.
+void sendTlsAlert(tls::TlsChannel& tls, uv_stream_t* stream);
+
 // backend.tls, reading: every plaintext byte the channel holds, appended to `in`. False with
 // *error when the channel fails or memory runs out.
 bool readTlsPlaintext(tls::TlsChannel& tls, Buffer& in, std::string* error);

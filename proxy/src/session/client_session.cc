@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "backend/backend_conn.h"
+#include "backend/stream_socket.h"
 #include "core/assert.h"
 #include "core/clock.h"
 #include "net/worker.h"
@@ -155,6 +156,9 @@ void ClientSession::onTlsRead(size_t nread, const uv_buf_t* buf) {
   if (!tls_->feed(buf->base, nread)) {
     if (worker_.logLimiter().allow()) {
       spdlog::warn("worker {}: client {} closed: {}", worker_.index(), id_, tls_->error());
+    }
+    if (writing_ == nullptr) {
+      backend::sendTlsAlert(*tls_, reinterpret_cast<uv_stream_t*>(&tcp_));
     }
     close(net::CloseReason::kTlsError, tls_->error());
     return;

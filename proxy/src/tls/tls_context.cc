@@ -4,6 +4,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <strings.h>
 
 #include <algorithm>
 #include <sstream>
@@ -81,12 +82,12 @@ bool parseProtocols(const std::string& text, int* min_version, int* max_version)
   int hi = 0;
   while (in >> name) {
     int v = 0;
-    if (name == "TLSv1.2") {
+    if (strcasecmp(name.c_str(), "TLSv1.2") == 0) {
       v = TLS1_2_VERSION;
-    } else if (name == "TLSv1.3") {
+    } else if (strcasecmp(name.c_str(), "TLSv1.3") == 0) {
       v = TLS1_3_VERSION;
     } else {
-      return false;
+      return false;  // TLSv1 and TLSv1.1 included: broken, and refused here on purpose
     }
     lo = lo == 0 ? v : std::min(lo, v);
     hi = std::max(hi, v);

@@ -61,8 +61,9 @@ class TlsContext {
   std::string server_name_;
 };
 
-// "TLSv1.2 TLSv1.3" -> true with *min/*max set to OpenSSL version constants; false on an unknown
-// name. Redis's tls-protocols syntax: names separated by spaces, any order.
+// "TLSv1.2 TLSv1.3" -> true with *min/*max set to OpenSSL version constants; false on another
+// name. Redis's tls-protocols syntax (names separated by spaces, any order and case), except that
+// TLSv1 and TLSv1.1, which redis-server still takes, are refused.
 bool parseProtocols(const std::string& text, int* min_version, int* max_version);
 
 // The first OpenSSL error queued on this thread, as text, and the queue cleared ("" when none).

@@ -205,6 +205,9 @@ TEST(ParseProtocolsTest, RedisSyntax) {
   ASSERT_TRUE(parseProtocols("  TLSv1.3   TLSv1.2 TLSv1.3 ", &lo, &hi));
   EXPECT_EQ(lo, TLS1_2_VERSION);
   EXPECT_EQ(hi, TLS1_3_VERSION);
+  ASSERT_TRUE(parseProtocols("tlsv1.3", &lo, &hi));  // any case, as redis-server takes them
+  EXPECT_EQ(lo, TLS1_3_VERSION);
+  EXPECT_EQ(hi, TLS1_3_VERSION);
 }
 
 TEST(ParseProtocolsTest, RefusedLeavesTheOutputsAlone) {
