@@ -34,6 +34,18 @@ using ConfigValue = std::string (*)(const config::Config& config, const net::Pro
 struct ConfigParam {
   std::string_view name;
   ConfigValue value;
+  // Whether the proxy answers it under this config (nullptr: always); otherwise the shards do.
+  bool (*applies)(const config::Config& config) = nullptr;
+
+  bool appliesTo(const config::Config& config) const {
+    return applies == nullptr || applies(config);
+  }
+};
+
+// The tls-* parameters are the proxy's own once it has a TLS listener; without one they are the
+// shards' (redis-server's defaults), as they were before.
+constexpr bool (*kTlsListener)(const config::Config&) = [](const config::Config& c) {
+  return c.tls_port != 0;
 };
 
 constexpr ConfigValue kNoValue = [](const config::Config&, const net::ProxyContext&) {
@@ -56,13 +68,17 @@ const ConfigParam kConfigParams[] = {
     {"tls-port",
      [](const config::Config& c, const net::ProxyContext& x) {
        return std::to_string(x.bound_tls_port != 0 ? x.bound_tls_port : c.tls_port);
-     }},
+     },
+     kTlsListener},
     {"tls-cert-file",
-     [](const config::Config& c, const net::ProxyContext&) { return c.tls_server.cert_file; }},
+     [](const config::Config& c, const net::ProxyContext&) { return c.tls_server.cert_file; },
+     kTlsListener},
     {"tls-key-file",
-     [](const config::Config& c, const net::ProxyContext&) { return c.tls_server.key_file; }},
+     [](const config::Config& c, const net::ProxyContext&) { return c.tls_server.key_file; },
+     kTlsListener},
     {"tls-ca-cert-file",
-     [](const config::Config& c, const net::ProxyContext&) { return c.tls_server.ca_cert_file; }},
+     [](const config::Config& c, const net::ProxyContext&) { return c.tls_server.ca_cert_file; },
+     kTlsListener},
     {"tls-auth-clients",
      [](const config::Config& c, const net::ProxyContext&) {
        switch (c.tls_server.auth_clients) {
@@ -74,13 +90,17 @@ const ConfigParam kConfigParams[] = {
            break;
        }
        return std::string("yes");
-     }},
+     },
+     kTlsListener},
     {"tls-protocols",
-     [](const config::Config& c, const net::ProxyContext&) { return c.tls_server.protocols; }},
+     [](const config::Config& c, const net::ProxyContext&) { return c.tls_server.protocols; },
+     kTlsListener},
     {"tls-ciphers",
-     [](const config::Config& c, const net::ProxyContext&) { return c.tls_server.ciphers; }},
+     [](const config::Config& c, const net::ProxyContext&) { return c.tls_server.ciphers; },
+     kTlsListener},
     {"tls-ciphersuites",
-     [](const config::Config& c, const net::ProxyContext&) { return c.tls_server.ciphersuites; }},
+     [](const config::Config& c, const net::ProxyContext&) { return c.tls_server.ciphersuites; },
+     kTlsListener},
     {"databases", [](const config::Config&, const net::ProxyContext&) { return std::string("1"); }},
     {"maxclients",
      [](const config::Config& c, const net::ProxyContext& x) {
@@ -113,9 +133,9 @@ const ConfigParam kConfigParams[] = {
     {"masteruser", kNoValue},
 };
 
-const ConfigParam* findConfigParam(std::string_view name) {
+const ConfigParam* findConfigParam(std::string_view name, const config::Config& config) {
   for (const ConfigParam& p : kConfigParams) {
-    if (equalsIgnoreCase(name, p.name)) {
+    if (equalsIgnoreCase(name, p.name) && p.appliesTo(config)) {
       return &p;
     }
   }
@@ -133,6 +153,9 @@ std::string ownConfigEntries(const net::Worker& worker,
   const auto config = context.config();
   std::vector<const ConfigParam*> found;
   for (const ConfigParam& p : kConfigParams) {
+    if (!p.appliesTo(*config)) {
+      continue;
+    }
     for (std::string_view pattern : patterns) {
       if (globMatch(pattern, p.name)) {
         found.push_back(&p);
@@ -257,8 +280,9 @@ void ConfigCommands::get(ClientSession& session, const resp::CommandInfo& cmd,
   net::Worker& worker = session.worker();
   const std::span<const std::string_view> patterns = args.subspan(2);
   std::string own = ownConfigEntries(worker, patterns);
-  const bool proxy_only = std::all_of(patterns.begin(), patterns.end(), [](std::string_view p) {
-    return !hasGlob(p) && findConfigParam(p) != nullptr;
+  const std::shared_ptr<const config::Config> config = worker.context().config();
+  const bool proxy_only = std::all_of(patterns.begin(), patterns.end(), [&](std::string_view p) {
+    return !hasGlob(p) && findConfigParam(p, *config) != nullptr;
   });
   if (proxy_only) {
     *reply = std::move(own);
