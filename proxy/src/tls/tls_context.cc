@@ -4,6 +4,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 #include <strings.h>
 
 #include <algorithm>
@@ -65,6 +66,29 @@ bool loadKeyPair(SSL_CTX* ctx, const std::string& cert_file, const std::string& 
     return fail(error, "private key " + key_file + " does not match certificate " + cert_file);
   }
   return true;
+}
+
+// The certificates a context holds (its own chain and its CA store) are shared by every worker's
+// connections. OpenSSL computes each certificate's cached extensions (key identifiers, purpose
+// flags) the first time a verification looks at it, and two threads doing that at once both write
+// the cache (OpenSSL 3.0 takes the lock only after checking it, and ThreadSanitizer reports the
+// handshake race). Computing them here, on the building thread, leaves the workers only reads.
+void computeCertificateCaches(SSL_CTX* ctx) {
+  if (X509* own = SSL_CTX_get0_certificate(ctx)) {
+    X509_check_purpose(own, -1, 0);
+  }
+  STACK_OF(X509)* chain = nullptr;
+  if (SSL_CTX_get0_chain_certs(ctx, &chain) == 1 && chain != nullptr) {
+    for (int i = 0; i < sk_X509_num(chain); ++i) {
+      X509_check_purpose(sk_X509_value(chain, i), -1, 0);
+    }
+  }
+  STACK_OF(X509_OBJECT)* objects = X509_STORE_get0_objects(SSL_CTX_get_cert_store(ctx));
+  for (int i = 0; i < sk_X509_OBJECT_num(objects); ++i) {
+    if (X509* ca = X509_OBJECT_get0_X509(sk_X509_OBJECT_value(objects, i))) {
+      X509_check_purpose(ca, -1, 0);
+    }
+  }
 }
 
 struct CtxOwner {
@@ -156,6 +180,7 @@ std::shared_ptr<const TlsContext> TlsContext::makeServer(const ServerSettings& s
   // Session resumption across the proxy's workers would need a shared cache; tickets carry the
   // state instead, so a reconnecting client resumes without one.
   SSL_CTX_set_session_cache_mode(owner.ctx, SSL_SESS_CACHE_OFF);
+  computeCertificateCaches(owner.ctx);
   const bool verify = s.auth_clients != AuthClients::kNo;
   return std::shared_ptr<const TlsContext>(new TlsContext(owner.release(), true, verify, ""));
 }
@@ -188,6 +213,7 @@ std::shared_ptr<const TlsContext> TlsContext::makeClient(const ClientSettings& s
     return nullptr;
   }
   SSL_CTX_set_verify(owner.ctx, s.verify ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, nullptr);
+  computeCertificateCaches(owner.ctx);
   return std::shared_ptr<const TlsContext>(
       new TlsContext(owner.release(), false, s.verify, s.server_name));
 }

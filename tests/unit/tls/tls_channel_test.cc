@@ -8,9 +8,11 @@
 #include <openssl/ssl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "tls/tls_context.h"
@@ -526,6 +528,40 @@ TEST(TlsChannelTest, TheServersCloseNotifyIsSeenByTheClient) {
   EXPECT_EQ(client.readPlain(buf, sizeof buf), 0);
   EXPECT_TRUE(client.peerClosed());
   EXPECT_EQ(client.error(), "");
+}
+
+// Every worker shares the contexts, so their certificates are read by several threads at once.
+// Fresh contexts, then handshakes in parallel threads (client certificates too, so both stores and
+// both own certificates are used): each must verify, and the ThreadSanitizer build must stay
+// silent about the certificates' cached extensions.
+TEST(TlsChannelTest, ThreadsShareFreshContexts) {
+  auto server_ctx = serverContext(askingClients(AuthClients::kYes));
+  auto client_ctx = clientContext(withClientCert());
+  ASSERT_NE(server_ctx, nullptr);
+  ASSERT_NE(client_ctx, nullptr);
+  constexpr int kThreads = 4;
+  constexpr int kHandshakes = 3;
+  std::atomic<int> ready{0};
+  std::atomic<int> verified{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      ready.fetch_add(1);
+      while (ready.load() < kThreads) {
+        std::this_thread::yield();
+      }
+      for (int i = 0; i < kHandshakes; ++i) {
+        Pair p(server_ctx, client_ctx);
+        if (p.handshake() && p.client.peerVerified() && p.server.peerVerified()) {
+          verified.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) {
+    thread.join();
+  }
+  EXPECT_EQ(verified.load(), kThreads * kHandshakes);
 }
 
 }  // namespace
