@@ -272,18 +272,19 @@ size_t BackendConn::trimBuffers() {
 
 void BackendConn::flush() {
   dirty = false;
-  const bool records = tls_ != nullptr && tls_->pendingCipher() > 0;
-  const bool handshaking = link_ == Link::kConnecting && records;
-  if ((link_ != Link::kUp && !handshaking) || writing_ || (out_.empty() && !records)) {
+  if (writing_) {
     return;
   }
-  out_peak_ = std::max(out_peak_, out_.size());
   Buffer* wire = &out_;
-  if (tls_ != nullptr && !sealTls(&wire)) {
+  bool all_ops = true;  // every queued request goes out with these bytes
+  if (tls_ == nullptr) {
+    if (link_ != Link::kUp || out_.empty()) {
+      return;
+    }
+    out_peak_ = std::max(out_peak_, out_.size());
+  } else if (!sealTls(&wire, &all_ops)) {
     return;
   }
-  // Every queued request goes out with these bytes, except those a TLS handshake holds back.
-  const bool all_ops = out_.empty() || wire == &out_;
   uv_buf_t buf =
       uv_buf_init(const_cast<char*>(wire->readPtr()), static_cast<unsigned>(wire->size()));
   int n = uv_try_write(&socket_.stream, &buf, 1);
@@ -315,13 +316,21 @@ void BackendConn::flush() {
   stall_.restart(freshNowMs(worker_.loop()), writeQueue(), kernelSendQueue(&socket_.handle));
 }
 
-bool BackendConn::sealTls(Buffer** wire) {
+bool BackendConn::sealTls(Buffer** wire, bool* all_ops) {
+  // The handshake's records go out while the link is still connecting.
+  const bool records = tls_->pendingCipher() > 0;
+  if ((link_ != Link::kUp && !(link_ == Link::kConnecting && records)) ||
+      (out_.empty() && !records)) {
+    return false;
+  }
+  out_peak_ = std::max(out_peak_, out_.size());
   std::string error;
   if (!sealTlsRecords(*tls_, out_, tls_wire_, &error)) {
     fail(error);
     return false;
   }
   *wire = &tls_wire_;
+  *all_ops = out_.empty();  // the handshake may hold requests back
   return !tls_wire_.empty();
 }
 

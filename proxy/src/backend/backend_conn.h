@@ -118,9 +118,9 @@ class BackendConn {
   void linkUp();  // connected (and, under backend.tls, the handshake done): AUTH, HELLO, queue
   // backend.tls: ciphertext read into the worker's buffer, decrypted into in_; false once failed.
   bool decryptTls(size_t nread);
-  // backend.tls: out_ sealed into records, *wire pointed at them; false when there is nothing to
-  // send or the connection failed.
-  bool sealTls(Buffer** wire);
+  // backend.tls: out_ sealed into records, *wire pointed at them, *all_ops false when the
+  // handshake holds requests back; false when there is nothing to send or the connection failed.
+  bool sealTls(Buffer** wire, bool* all_ops);
   void onRead(ssize_t nread);
   void queue(std::string_view bytes, session::PendingRequest* request, uint32_t fragment,
              session::OpKind kind, bool slow);

@@ -111,10 +111,9 @@ class ClientSession {
   // goes through consumeInput as a plain read would; may throw bad_alloc.
   void onTlsRead(size_t nread, const uv_buf_t* buf);
   void drainTls();
-  // The bytes for the socket: out_ itself, or (TLS) out_ sealed into records after any handshake
-  // records. Nullptr when there is nothing to send or the session closed.
-  Buffer* takeWireBytes();
-  void writeToSocket(Buffer* wire);
+  // TLS: out_ sealed into records after any handshake records, in a pooled buffer for the socket.
+  // Nullptr when there is nothing to send or the session closed.
+  Buffer* sealTls();
   size_t processInput(std::string_view data);  // returns bytes consumed
   void dispatch(const resp::RequestFrame& frame, std::string_view raw);
   // A reply the proxy built (RESP2), re-encoded in `shape` for a RESP3 client (resp3.h).
