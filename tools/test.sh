@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (.ci/run calls only this):
 #   1. install missing Debian packages (tools/install-deps.sh)
-#   2. formatting check (tools/check-format.sh)
+#   2. formatting check (tools/check-format.sh) and the layer check (tools/check-layers.py:
+#      includes between proxy/src folders point down the architecture's order)
 #   3. Release build with -Werror in build/, then every ctest test: unit, integration, fuzz replay,
 #      and the differential test against redis-server (fixed seeds)
 #   4. ASAN+UBSAN build (-O1 -g1) in build-asan/, then the unit, integration, differential
@@ -111,6 +112,7 @@ run_fuzzers() {
 
 step install-deps tools/install-deps.sh
 step format tools/check-format.sh
+step layers /usr/bin/python3 "$ROOT/tools/check-layers.py"
 
 if step build configure_build "$ROOT/build" -DCMAKE_BUILD_TYPE=Release -DSHARDPROXY_WERROR=ON; then
   step ctest run_ctest "$ROOT/build"

@@ -17,6 +17,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "backend/backend_op.h"
 #include "core/buffer.h"
 #include "core/intrusive_queue.h"
 #include "core/log.h"
@@ -82,7 +83,7 @@ class Worker {
   const WorkerStats& stats() const { return stats_; }
   BufferPool& buffers() { return buffers_; }
   ObjectPool<session::PendingRequest>& requests() { return requests_; }
-  ObjectPool<session::BackendOp>& ops() { return ops_; }
+  ObjectPool<backend::BackendOp>& ops() { return ops_; }
   LogLimiter& logLimiter() { return log_limiter_; }
   route::RoutePlan& scratchPlan() { return plan_; }
   std::vector<uint32_t>& scratchKeys() { return keys_; }
@@ -121,11 +122,11 @@ class Worker {
   // Cluster mode: follows a -MOVED/-ASK reply by sending the request (fragment) again to the node
   // it names, within backend.max_redirects. False when it was not followed: the caller delivers
   // the reply as it is.
-  bool redirect(session::PendingRequest* request, uint32_t fragment, std::string_view reply);
+  bool redirect(backend::InFlightRequest* request, uint32_t fragment, std::string_view reply);
   // Cluster mode: answers a -TRYAGAIN by sending the fragment to `node` again after a short
   // pause (2 ms, doubling up to 100 ms), up to 10 times per fragment. False when the retries are
   // spent: the caller delivers the TRYAGAIN.
-  bool retryLater(session::PendingRequest* request, uint32_t fragment,
+  bool retryLater(backend::InFlightRequest* request, uint32_t fragment,
                   const route::ShardAddress& node, std::string_view reply);
   // Cluster mode: asks the topology watcher for a CLUSTER SLOTS refresh soon.
   void requestTopologyRefresh();
@@ -231,7 +232,7 @@ class Worker {
   WorkerStats stats_;
   BufferPool buffers_;
   ObjectPool<session::PendingRequest> requests_;
-  ObjectPool<session::BackendOp> ops_;
+  ObjectPool<backend::BackendOp> ops_;
   LogLimiter log_limiter_;
   route::RoutePlan plan_;
   std::vector<uint32_t> keys_;

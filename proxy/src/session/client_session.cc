@@ -373,8 +373,9 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
   request->outstanding = 1;
 }
 
-void ClientSession::onBackendReply(net::Worker& worker, PendingRequest* request, uint32_t fragment,
-                                   std::string_view reply) {
+void ClientSession::onBackendReply(net::Worker& worker, backend::InFlightRequest* in_flight,
+                                   uint32_t fragment, std::string_view reply) {
+  auto* request = static_cast<PendingRequest*>(in_flight);
   ClientSession* owner = request->owner;
   if (request->merge == resp::MergeRule::kNone) {
     request->outstanding = 0;

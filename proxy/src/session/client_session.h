@@ -91,10 +91,12 @@ class ClientSession {
   // onBackendReply(worker, request, 0, reply); the command then leaves its reply empty.
   PendingRequest* deferReply(const resp::CommandInfo* cmd);
 
-  // Completion entry for backend replies (and errors standing in for them). `request` may be
-  // orphaned (its client gone), in which case it is only released once nothing refers to it.
-  static void onBackendReply(net::Worker& worker, PendingRequest* request, uint32_t fragment,
-                             std::string_view reply);
+  // Completion entry for backend replies (and errors standing in for them): the shard
+  // connections' reply handler (backend::deliverReply). `request` is one of this layer's
+  // PendingRequests; it may be orphaned (its client gone), in which case it is only released once
+  // nothing refers to it.
+  static void onBackendReply(net::Worker& worker, backend::InFlightRequest* in_flight,
+                             uint32_t fragment, std::string_view reply);
 
  private:
   ~ClientSession() = default;
