@@ -54,8 +54,9 @@ struct BackendOp {
 };
 
 // Where the reply to fragment `fragment` of `request` goes: a shard's reply, or the proxy's own
-// error when the request failed. Installed by the layer that owns the requests before a worker
-// runs; the same for every worker.
+// error when the request failed. The layer that owns the requests installs it before a worker
+// runs (the worker installs the session's); it is the same for every worker. Tests install a fake
+// first, and it stays.
 using ReplyHandler = void (*)(net::Worker& worker, InFlightRequest* request, uint32_t fragment,
                               std::string_view reply);
 
@@ -63,8 +64,15 @@ namespace detail {
 inline std::atomic<ReplyHandler> reply_handler{nullptr};
 }
 
-inline void setReplyHandler(ReplyHandler handler) {
-  detail::reply_handler.store(handler, std::memory_order_relaxed);
+// Installs `handler`; returns the one it replaces.
+inline ReplyHandler setReplyHandler(ReplyHandler handler) {
+  return detail::reply_handler.exchange(handler, std::memory_order_relaxed);
+}
+
+// Installs `handler` unless one is installed already.
+inline void installReplyHandlerOnce(ReplyHandler handler) {
+  ReplyHandler none = nullptr;
+  detail::reply_handler.compare_exchange_strong(none, handler, std::memory_order_relaxed);
 }
 
 inline void deliverReply(net::Worker& worker, InFlightRequest* request, uint32_t fragment,

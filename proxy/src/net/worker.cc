@@ -76,8 +76,9 @@ Worker::Worker(int index, ProxyContext& context, std::vector<ListenSocket> liste
       stats_(shardNames(*topology_)),
       read_buffer_(new char[kReadBufferSize]),
       dedicated_(std::make_unique<backend::DedicatedPool>(*this)) {
-  // The shard connections hand their replies to the sessions (the same handler for every worker).
-  backend::setReplyHandler(&session::ClientSession::onBackendReply);
+  // The shard connections hand their replies to the sessions (the same handler for every worker;
+  // a test's fake, installed first, stays).
+  backend::installReplyHandlerOnce(&session::ClientSession::onBackendReply);
   for (const ListenSocket& socket : listen) {
     sockaddr_storage addr{};
     socklen_t len = sizeof addr;
