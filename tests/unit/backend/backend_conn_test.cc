@@ -1,8 +1,9 @@
 // BackendConn driven by a real worker against in-process fake shards, its replies caught by a fake
 // reply handler (the seam backend_op.h declares) instead of client sessions: every reply reaches
 // its own request and fragment, in send order, across a 1,000-deep pipeline; a shard that refuses
-// connections answers every request with the proxy's error, in order; and requests queued on two
-// shards come back from the shard that owns their keys.
+// connections answers every request with the proxy's error, in order; requests queued on two
+// shards come back from the shard that owns their keys; and a shard that takes the bytes but never
+// answers fails the requests sent to it once backend.timeout_ms passes with no byte moving.
 #include "backend/backend_conn.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -71,11 +73,15 @@ class FakeReplyHandler {
   ReplyHandler previous_;
 };
 
-// A worker with no listener over `topology`, its thread running.
+// A worker with no listener over `topology`, its thread running; `tune` may change the config.
 class WorkerHarness {
  public:
-  explicit WorkerHarness(route::TopologyPtr topology) {
+  explicit WorkerHarness(route::TopologyPtr topology,
+                         const std::function<void(config::Config&)>& tune = {}) {
     auto config = std::make_shared<config::Config>();
+    if (tune) {
+      tune(*config);
+    }
     for (const route::ShardAddress& shard : topology->shards()) {
       config::ShardConfig sc;
       sc.name = shard.name;
@@ -206,6 +212,39 @@ TEST(BackendConnTest, AShardThatRefusesConnectionsFailsEveryRequestInOrder) {
         d.reply.starts_with("-ERR shard s0 (127.0.0.1:" + std::to_string(port) + ") unavailable: "))
         << d.reply;
   }
+}
+
+TEST(BackendConnTest, AStalledShardFailsItsRequestsAfterTheTimeout) {
+  FakeReplyHandler handler;
+  // The kernel completes connections to a listening socket that nobody accepts: the shard is
+  // reachable, takes the bytes, and never answers.
+  std::string error;
+  uint16_t port = 0;
+  const int fd = net::bindListenSocket("127.0.0.1", 0, &port, &error);
+  ASSERT_GE(fd, 0) << error;
+  ASSERT_EQ(::listen(fd, 16), 0);
+  constexpr uint32_t kTimeoutMs = 200;
+  WorkerHarness harness(route::Topology::evenSplit({{"s0", "127.0.0.1", port}}),
+                        [](config::Config& c) { c.backend_timeout_ms = kTimeoutMs; });
+  std::vector<InFlightRequest> requests(5);
+  const auto sent = std::chrono::steady_clock::now();
+  harness.worker().post([&](net::Worker& w) {
+    for (size_t i = 0; i < requests.size(); ++i) {
+      w.backendAt(0, 0).send(getCommand("k" + std::to_string(i)), &requests[i], 0);
+    }
+  });
+  ASSERT_TRUE(handler.catcher.waitFor(requests.size()));
+  const auto answered = std::chrono::steady_clock::now();
+  EXPECT_GE(answered - sent, std::chrono::milliseconds(kTimeoutMs));
+  std::lock_guard lock(handler.catcher.mu);
+  ASSERT_EQ(handler.catcher.delivered.size(), requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const Delivered& d = handler.catcher.delivered[i];
+    EXPECT_EQ(d.request, &requests[i]);
+    EXPECT_EQ(d.reply, "-ERR shard s0 (127.0.0.1:" + std::to_string(port) +
+                           ") unavailable: timeout after 200 ms\r\n");
+  }
+  ::close(fd);
 }
 
 }  // namespace
