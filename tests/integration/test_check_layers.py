@@ -62,11 +62,12 @@ def test_bench_uses_core_resp_and_tls_only(tree):
 def test_a_stale_exception_fails(tree):
     source = tree / "proxy/src/net/worker.h"
     text = source.read_text()
-    assert '#include "session/slow_log.h"' in text
-    source.write_text(text.replace('#include "session/slow_log.h"', ""))
+    assert '#include "session/pending_request.h"' in text
+    source.write_text(text.replace('#include "session/pending_request.h"', ""))
     rc, out = run(str(tree))
     assert rc == 1, out
-    assert "lists 'proxy/src/net/worker.h: session/slow_log.h', which no longer includes it" in out
+    assert ("lists 'proxy/src/net/worker.h: session/pending_request.h', which no longer includes "
+            "it") in out
 
 
 def test_a_folder_outside_the_order_fails(tree):

@@ -23,12 +23,12 @@
 #include "core/log.h"
 #include "net/listener.h"
 #include "net/proxy_context.h"
+#include "net/slow_log.h"
 #include "net/worker_stats.h"
 #include "resp/protocol.h"
 #include "resp/request_parser.h"
 #include "route/router.h"
 #include "session/pending_request.h"
-#include "session/slow_log.h"
 
 namespace sp::backend {
 class BackendConn;
@@ -92,8 +92,8 @@ class Worker {
   const resp::ParserLimits& parserLimits() const { return parser_limits_; }
   // backend.slow_commands: a request of one of these waits up to backend.slow_timeout_ms.
   bool slowCommand(const resp::CommandInfo* cmd) const { return slow_commands_.contains(cmd); }
-  session::SlowLog& slowLog() { return slow_log_; }
-  const session::SlowLog& slowLog() const { return slow_log_; }
+  SlowLog& slowLog() { return slow_log_; }
+  const SlowLog& slowLog() const { return slow_log_; }
   uint64_t slowlogThresholdUs() const { return slowlog_threshold_us_; }
   bool slowlogEnabled() const { return slowlog_enabled_; }
   size_t retiredBackends() const { return retired_.size(); }  // draining after a reload
@@ -240,7 +240,7 @@ class Worker {
   resp::RequestFrame frame_;
   resp::ParserLimits parser_limits_;
   resp::CommandSet slow_commands_;
-  session::SlowLog slow_log_;
+  SlowLog slow_log_;
   uint64_t slowlog_threshold_us_ = 0;
   bool slowlog_enabled_ = false;
   uint32_t ping_interval_ms_ = 0;
