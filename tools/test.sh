@@ -5,9 +5,9 @@
 #      includes between proxy/src folders point down the architecture's order)
 #   3. Release build with -Werror in build/, then every ctest test: unit, integration, fuzz replay,
 #      and the differential test against redis-server (fixed seeds)
-#   4. ASAN+UBSAN build (-O1 -g1) in build-asan/, then the unit, integration, differential
-#      tests and fuzz corpus replays (the session fuzzer's included) again
-#   5. TSAN build (-O1 -g1) in build-tsan/, then the same tests again; a
+#   4. ASAN+UBSAN build in build-asan/, then the unit, integration, differential tests and fuzz
+#      corpus replays (the session fuzzer's included) again
+#   5. TSAN build in build-tsan/, then the same tests again; a
 #      ThreadSanitizer report from any process (test binaries, shardproxy, shardbench) fails it
 #   6. with clang: libFuzzer targets in build-fuzz/, each run for $FUZZ_SECONDS (30) over a copy
 #      of its corpus; a crash fails the run
@@ -118,10 +118,7 @@ if step build configure_build "$ROOT/build" -DCMAKE_BUILD_TYPE=Release -DSHARDPR
   step ctest run_ctest "$ROOT/build"
 fi
 
-# The sanitizer builds compile at -O1 with line tables only (-g1): reports keep their file:line
-# stacks, and the two builds take about half the time they take at -O2 -g.
-SANITIZER_FLAGS=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDPROXY_WERROR=ON
-  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
+SANITIZER_FLAGS=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDPROXY_WERROR=ON)
 
 if [ "${SKIP_ASAN:-0}" != 1 ]; then
   # Leak checking needs ptrace-like powers some containers lack; UBSAN findings are fatal.

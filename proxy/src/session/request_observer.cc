@@ -36,12 +36,18 @@ void peerAddress(ClientSession& session, char* out, size_t size) {
   if (addr.ss_family == AF_INET6) {
     const auto* a = reinterpret_cast<const sockaddr_in6*>(&addr);
     uv_ip6_name(a, host, sizeof host);
-    std::snprintf(out, size, "[%s]:%u", host, static_cast<unsigned>(ntohs(a->sin6_port)));
+    // A longer address (a scoped one) is cut to the entry's field; on an encoding error it stays
+    // empty.
+    if (std::snprintf(out, size, "[%s]:%u", host, static_cast<unsigned>(ntohs(a->sin6_port))) < 0) {
+      out[0] = '\0';
+    }
     return;
   }
   const auto* a = reinterpret_cast<const sockaddr_in*>(&addr);
   uv_ip4_name(a, host, sizeof host);
-  std::snprintf(out, size, "%s:%u", host, static_cast<unsigned>(ntohs(a->sin_port)));
+  if (std::snprintf(out, size, "%s:%u", host, static_cast<unsigned>(ntohs(a->sin_port))) < 0) {
+    out[0] = '\0';
+  }
 }
 
 }  // namespace
