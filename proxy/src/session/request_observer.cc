@@ -36,25 +36,19 @@ void peerAddress(ClientSession& session, char* out, size_t size) {
   if (addr.ss_family == AF_INET6) {
     const auto* a = reinterpret_cast<const sockaddr_in6*>(&addr);
     uv_ip6_name(a, host, sizeof host);
-    // A longer address (a scoped one) is cut to the entry's field; on an encoding error it stays
-    // empty.
-    if (std::snprintf(out, size, "[%s]:%u", host, static_cast<unsigned>(ntohs(a->sin6_port))) < 0) {
-      out[0] = '\0';
-    }
+    std::snprintf(out, size, "[%s]:%u", host, static_cast<unsigned>(ntohs(a->sin6_port)));
     return;
   }
   const auto* a = reinterpret_cast<const sockaddr_in*>(&addr);
   uv_ip4_name(a, host, sizeof host);
-  if (std::snprintf(out, size, "%s:%u", host, static_cast<unsigned>(ntohs(a->sin_port))) < 0) {
-    out[0] = '\0';
-  }
+  std::snprintf(out, size, "%s:%u", host, static_cast<unsigned>(ntohs(a->sin_port)));
 }
 
 }  // namespace
 
 void recordSlowRequest(net::Worker& worker, const PendingRequest& request, uint64_t duration_us) {
   worker.stats().slow_requests.add();
-  net::SlowLogEntry entry;
+  SlowLogEntry entry;
   entry.id = worker.context().next_slowlog_id.fetch_add(1, std::memory_order_relaxed) + 1;
   entry.unix_time = static_cast<uint64_t>(std::time(nullptr));
   entry.duration_us = duration_us;
@@ -65,18 +59,18 @@ void recordSlowRequest(net::Worker& worker, const PendingRequest& request, uint6
     const char c = name[n];
     command[n] = c == '|' ? ' ' : (c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c);
   }
-  net::SlowLogEntry::copy(entry.command, sizeof entry.command, std::string_view(command, n));
+  SlowLogEntry::copy(entry.command, sizeof entry.command, std::string_view(command, n));
   if (request.merge != resp::MergeRule::kNone) {
     std::snprintf(entry.shard, sizeof entry.shard, "split:%zu", request.fragment_replies.size());
   } else if (request.cmd != nullptr && request.cmd->has(resp::kCmdLocal)) {
-    net::SlowLogEntry::copy(entry.shard, sizeof entry.shard, "-");
+    SlowLogEntry::copy(entry.shard, sizeof entry.shard, "-");
   } else if (request.shard < worker.topology().shardCount()) {
-    net::SlowLogEntry::copy(entry.shard, sizeof entry.shard,
-                            worker.topology().shards()[request.shard].name);
+    SlowLogEntry::copy(entry.shard, sizeof entry.shard,
+                       worker.topology().shards()[request.shard].name);
   }
   if (request.owner != nullptr) {
     peerAddress(*request.owner, entry.client, sizeof entry.client);
-    net::SlowLogEntry::copy(entry.client_name, sizeof entry.client_name, request.owner->name());
+    SlowLogEntry::copy(entry.client_name, sizeof entry.client_name, request.owner->name());
   }
   worker.slowLog().record(entry);
 }
