@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (.ci/run calls only this):
 #   1. install missing Debian packages (tools/install-deps.sh)
-#   2. formatting check (tools/check-format.sh)
+#   2. formatting check (tools/check-format.sh) and the layer check (tools/check-layers.py:
+#      includes between proxy/src folders point down the architecture's order)
 #   3. Release build with -Werror in build/, then every ctest test: unit, integration, fuzz replay,
 #      and the differential test against redis-server (fixed seeds)
 #   4. ASAN+UBSAN build in build-asan/, then the unit, integration, differential tests and fuzz
@@ -111,24 +112,27 @@ run_fuzzers() {
 
 step install-deps tools/install-deps.sh
 step format tools/check-format.sh
+step layers /usr/bin/python3 "$ROOT/tools/check-layers.py"
 
 if step build configure_build "$ROOT/build" -DCMAKE_BUILD_TYPE=Release -DSHARDPROXY_WERROR=ON; then
   step ctest run_ctest "$ROOT/build"
 fi
 
+SANITIZER_FLAGS=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDPROXY_WERROR=ON)
+
 if [ "${SKIP_ASAN:-0}" != 1 ]; then
   # Leak checking needs ptrace-like powers some containers lack; UBSAN findings are fatal.
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
   export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=0:detect_stack_use_after_return=0}"
-  if step asan-build configure_build "$ROOT/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DSHARDPROXY_WERROR=ON -DSHARDPROXY_SANITIZE=address,undefined; then
+  if step asan-build configure_build "$ROOT/build-asan" "${SANITIZER_FLAGS[@]}" \
+      -DSHARDPROXY_SANITIZE=address,undefined; then
     step asan-ctest run_ctest "$ROOT/build-asan" -L 'unit|integration|differential|fuzz'
   fi
 fi
 
 if [ "${SKIP_TSAN:-0}" != 1 ]; then
-  if step tsan-build configure_build "$ROOT/build-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DSHARDPROXY_WERROR=ON -DSHARDPROXY_SANITIZE=thread; then
+  if step tsan-build configure_build "$ROOT/build-tsan" "${SANITIZER_FLAGS[@]}" \
+      -DSHARDPROXY_SANITIZE=thread; then
     step tsan-ctest run_tsan_ctest
   fi
 fi

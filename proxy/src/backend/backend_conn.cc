@@ -11,11 +11,10 @@
 #include "backend/stream_socket.h"
 #include "core/assert.h"
 #include "core/clock.h"
+#include "metrics/latency_histogram.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
 #include "resp/errors.h"
-#include "session/client_session.h"
-#include "session/request_observer.h"
 
 namespace sp::backend {
 namespace {
@@ -28,6 +27,30 @@ bool isRedirect(std::string_view reply) {
          (reply.substr(1, 6) == "MOVED " || reply.substr(1, 4) == "ASK ");
 }
 constexpr size_t kMinReadSpace = 64 * 1024;
+
+// One backend reply to a client request (a fragment, for a split one), before it is handed on:
+// the shard's duration histogram, error replies, MOVED/ASK/TRYAGAIN. now_ns: when the read that
+// carried the reply returned (one clock read per read, not per reply). The duration is kept in
+// the request, so the request's own histogram reuses it when this reply completes it.
+void observeBackendReply(net::ShardStats& stats, InFlightRequest& request, std::string_view reply,
+                         uint64_t now_ns) {
+  if constexpr (metrics::kMetricsEnabled) {
+    request.reply_us = (now_ns - request.start_ns) / 1000;
+    const size_t bucket = metrics::latencyBucket(request.reply_us);
+    request.reply_bucket = static_cast<uint8_t>(bucket);
+    stats.duration.observe(request.reply_us, bucket);
+  }
+  if (!reply.empty() && reply[0] == '-') {
+    stats.reply_errors.add();
+    if (reply.starts_with("-MOVED ")) {
+      stats.moved.add();
+    } else if (reply.starts_with("-ASK ")) {
+      stats.ask.add();
+    } else if (reply.starts_with("-TRYAGAIN")) {
+      stats.tryagain.add();
+    }
+  }
+}
 
 }  // namespace
 
@@ -143,10 +166,10 @@ void BackendConn::linkUp() {
   // What a fresh connection must say before anything queued while it was connecting: AUTH
   // first, then HELLO 3 on a RESP3 connection, then READONLY on a cluster replica.
   if (replica_ && worker_.config().cluster_mode) {
-    prepend("*1\r\n$8\r\nREADONLY\r\n", session::OpKind::kReadOnly);
+    prepend("*1\r\n$8\r\nREADONLY\r\n", OpKind::kReadOnly);
   }
   if (protocol_ == resp::Protocol::kResp3) {
-    prepend("*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n", session::OpKind::kHello);
+    prepend("*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n", OpKind::kHello);
   }
   if (!credentials_.password.empty()) {
     std::string auth;
@@ -156,10 +179,10 @@ void BackendConn::linkUp() {
       resp::appendCommand(auth, std::array<std::string_view, 3>{"AUTH", credentials_.username,
                                                                 credentials_.password});
     }
-    prepend(auth, session::OpKind::kAuth);
+    prepend(auth, OpKind::kAuth);
   }
   if (probing_) {
-    queue(kPing, nullptr, 0, session::OpKind::kPing, false);
+    queue(kPing, nullptr, 0, OpKind::kPing, false);
     ping_outstanding_ = true;
   }
   spdlog::debug("worker {}: connected to {}", worker_.index(), address_.label());
@@ -172,12 +195,12 @@ void BackendConn::linkUp() {
   }
 }
 
-void BackendConn::prepend(std::string_view bytes, session::OpKind kind) {
+void BackendConn::prepend(std::string_view bytes, OpKind kind) {
   Buffer queued;
   queued.swap(out_);
   out_.append(bytes);
   out_.append(queued.view());
-  session::BackendOp* op = worker_.ops().acquire();
+  BackendOp* op = worker_.ops().acquire();
   op->request = nullptr;
   op->fragment = 0;
   op->kind = kind;
@@ -189,25 +212,24 @@ void BackendConn::prepend(std::string_view bytes, session::OpKind kind) {
 
 void BackendConn::sendAsking() {
   SP_ASSERT(accepting());
-  queue("*1\r\n$6\r\nASKING\r\n", nullptr, 0, session::OpKind::kAsking, false);
+  queue("*1\r\n$6\r\nASKING\r\n", nullptr, 0, OpKind::kAsking, false);
 }
 
-void BackendConn::send(std::string_view bytes, session::PendingRequest* request,
-                       uint32_t fragment) {
+void BackendConn::send(std::string_view bytes, InFlightRequest* request, uint32_t fragment) {
   SP_ASSERT(accepting());
   stats_.requests.add();
   if (replica_) {
     stats_.replica_reads.add();
   }
-  queue(bytes, request, fragment, session::OpKind::kRequest, worker_.slowCommand(request->cmd));
+  queue(bytes, request, fragment, OpKind::kRequest, worker_.slowCommand(request->cmd));
 }
 
-void BackendConn::queue(std::string_view bytes, session::PendingRequest* request, uint32_t fragment,
-                        session::OpKind kind, bool slow) {
+void BackendConn::queue(std::string_view bytes, InFlightRequest* request, uint32_t fragment,
+                        OpKind kind, bool slow) {
   // The bytes first: when they do not fit in memory (std::bad_alloc, handled by the client's
   // session), no op is left waiting for a reply to a command that was never sent.
   out_.append(bytes);
-  session::BackendOp* op = worker_.ops().acquire();
+  BackendOp* op = worker_.ops().acquire();
   op->request = request;
   op->fragment = fragment;
   op->kind = kind;
@@ -250,7 +272,7 @@ void BackendConn::armRequestTimer() {
 void BackendConn::ping() {
   if (link_ == Link::kUp && !ping_outstanding_ && !shut_down_ && !ejected_) {
     ping_outstanding_ = true;
-    queue(kPing, nullptr, 0, session::OpKind::kPing, false);
+    queue(kPing, nullptr, 0, OpKind::kPing, false);
   }
 }
 
@@ -272,18 +294,19 @@ size_t BackendConn::trimBuffers() {
 
 void BackendConn::flush() {
   dirty = false;
-  const bool records = tls_ != nullptr && tls_->pendingCipher() > 0;
-  const bool handshaking = link_ == Link::kConnecting && records;
-  if ((link_ != Link::kUp && !handshaking) || writing_ || (out_.empty() && !records)) {
+  if (writing_) {
     return;
   }
-  out_peak_ = std::max(out_peak_, out_.size());
   Buffer* wire = &out_;
-  if (tls_ != nullptr && !sealTls(&wire)) {
+  bool all_ops = true;  // every queued request goes out with these bytes
+  if (tls_ == nullptr) {
+    if (link_ != Link::kUp || out_.empty()) {
+      return;
+    }
+    out_peak_ = std::max(out_peak_, out_.size());
+  } else if (!sealTls(&wire, &all_ops)) {
     return;
   }
-  // Every queued request goes out with these bytes, except those a TLS handshake holds back.
-  const bool all_ops = out_.empty() || wire == &out_;
   uv_buf_t buf =
       uv_buf_init(const_cast<char*>(wire->readPtr()), static_cast<unsigned>(wire->size()));
   int n = uv_try_write(&socket_.stream, &buf, 1);
@@ -315,13 +338,21 @@ void BackendConn::flush() {
   stall_.restart(freshNowMs(worker_.loop()), writeQueue(), kernelSendQueue(&socket_.handle));
 }
 
-bool BackendConn::sealTls(Buffer** wire) {
+bool BackendConn::sealTls(Buffer** wire, bool* all_ops) {
+  // The handshake's records go out while the link is still connecting.
+  const bool records = tls_->pendingCipher() > 0;
+  if ((link_ != Link::kUp && !(link_ == Link::kConnecting && records)) ||
+      (out_.empty() && !records)) {
+    return false;
+  }
+  out_peak_ = std::max(out_peak_, out_.size());
   std::string error;
   if (!sealTlsRecords(*tls_, out_, tls_wire_, &error)) {
     fail(error);
     return false;
   }
   *wire = &tls_wire_;
+  *all_ops = out_.empty();  // the handshake may hold requests back
   return !tls_wire_.empty();
 }
 
@@ -408,42 +439,42 @@ void BackendConn::onRead(ssize_t nread) {
 }
 
 void BackendConn::complete(std::string_view reply) {
-  session::BackendOp* op = fifo_.pop();
+  BackendOp* op = fifo_.pop();
   stats_.inflight.sub();
-  session::PendingRequest* request = op->request;
+  InFlightRequest* request = op->request;
   const uint32_t fragment = op->fragment;
-  const session::OpKind kind = op->kind;
+  const OpKind kind = op->kind;
   if (op->slow) {
     --slow_ops_;
   }
   worker_.ops().release(op);  // a reply comes only for sent ops: unsent_ops_ is 0 here
-  if (kind == session::OpKind::kRequest) {
+  if (kind == OpKind::kRequest) {
     // The duration histogram, error replies, MOVED/ASK.
-    session::observeBackendReply(stats_, *request, reply, read_ns_);
+    observeBackendReply(stats_, *request, reply, read_ns_);
   }
   if (retiring_ && fifo_.empty()) {
     // The last request sent before the connection was replaced has its reply: deliver it (or
     // follow its redirect), then close. Nothing else will be sent here.
-    if (kind == session::OpKind::kRequest) {
+    if (kind == OpKind::kRequest) {
       deliver(request, fragment, reply);
     }
     shutdown();
     return;
   }
   switch (kind) {
-    case session::OpKind::kRequest:
+    case OpKind::kRequest:
       healthy();
       deliver(request, fragment, reply);
       return;
-    case session::OpKind::kAsking:
+    case OpKind::kAsking:
       return;
-    case session::OpKind::kReadOnly:
+    case OpKind::kReadOnly:
       if (resp::isError(reply) && worker_.logLimiter().allow()) {
         spdlog::warn("worker {}: {} refused READONLY: {}", worker_.index(), address_.label(),
                      reply.substr(1, reply.size() - 3));
       }
       return;
-    case session::OpKind::kPing:
+    case OpKind::kPing:
       ping_outstanding_ = false;
       if (reply.starts_with("-BUSY") || reply.starts_with("-LOADING")) {
         // Alive, busy in a script or loading its data: requests get that error from the shard
@@ -459,13 +490,13 @@ void BackendConn::complete(std::string_view reply) {
       }
       healthy();
       return;
-    case session::OpKind::kAuth:
+    case OpKind::kAuth:
       if (resp::isError(reply)) {
         fail("authentication failed: " + std::string(reply.substr(1, reply.size() - 3)));
         return;
       }
       return;
-    case session::OpKind::kHello:
+    case OpKind::kHello:
       if (resp::isError(reply)) {
         fail("RESP3 refused: " + std::string(reply.substr(1, reply.size() - 3)));
         return;
@@ -474,8 +505,7 @@ void BackendConn::complete(std::string_view reply) {
   }
 }
 
-void BackendConn::deliver(session::PendingRequest* request, uint32_t fragment,
-                          std::string_view reply) {
+void BackendConn::deliver(InFlightRequest* request, uint32_t fragment, std::string_view reply) {
   if (worker_.config().cluster_mode && resp::isError(reply)) {
     if (isRedirect(reply) && worker_.redirect(request, fragment, reply)) {
       return;  // sent again to the node the cluster named
@@ -484,7 +514,7 @@ void BackendConn::deliver(session::PendingRequest* request, uint32_t fragment,
       return;  // sent here again after a pause
     }
   }
-  session::ClientSession::onBackendReply(worker_, request, fragment, reply);
+  deliverReply(worker_, request, fragment, reply);
 }
 
 void BackendConn::healthy() {
@@ -502,18 +532,18 @@ void BackendConn::healthy() {
   ever_up_ = true;
 }
 
-void BackendConn::failOp(session::BackendOp* op, const std::string& error) {
+void BackendConn::failOp(BackendOp* op, const std::string& error) {
   stats_.inflight.sub();
   if (op->slow) {
     --slow_ops_;
   }
-  session::PendingRequest* request = op->request;
+  InFlightRequest* request = op->request;
   const uint32_t fragment = op->fragment;
-  const bool is_request = op->kind == session::OpKind::kRequest;
+  const bool is_request = op->kind == OpKind::kRequest;
   worker_.ops().release(op);
   if (is_request) {
     stats_.errors.add();
-    session::ClientSession::onBackendReply(worker_, request, fragment, error);
+    deliverReply(worker_, request, fragment, error);
   }
 }
 

@@ -3,7 +3,8 @@
 //
 // Requests of many clients are appended to one output buffer and recorded, in send order, in a
 // FIFO of BackendOps. Each reply (framed by ReplyScanner, never parsed into values) completes the
-// front op. When the connection fails, every op in the FIFO is answered with
+// front op, and goes to its request through the reply handler (backend_op.h). When the connection
+// fails, every op in the FIFO is answered with
 // "-ERR shard <name> (<addr>) unavailable: <reason>" in order.
 //
 // Health: a PING every backend.ping_interval_ms shares the pipeline. A connection whose requests
@@ -23,6 +24,7 @@
 #include <string>
 #include <string_view>
 
+#include "backend/backend_op.h"
 #include "backend/stall_watch.h"
 #include "backend/stream_socket.h"
 #include "core/buffer.h"
@@ -32,7 +34,6 @@
 #include "resp/reply_reader.h"
 #include "resp/reply_scanner.h"
 #include "route/topology.h"
-#include "session/pending_request.h"
 
 namespace sp::net {
 class Worker;
@@ -80,7 +81,7 @@ class BackendConn {
 
   // Queues `bytes` (one complete command) for the server; `request` gets the reply (fragment
   // `fragment` for split requests). Requires accepting().
-  void send(std::string_view bytes, session::PendingRequest* request, uint32_t fragment);
+  void send(std::string_view bytes, InFlightRequest* request, uint32_t fragment);
 
   // Cluster mode: ASKING ahead of the next request (after an -ASK redirect). Requires accepting().
   void sendAsking();
@@ -118,26 +119,26 @@ class BackendConn {
   void linkUp();  // connected (and, under backend.tls, the handshake done): AUTH, HELLO, queue
   // backend.tls: ciphertext read into the worker's buffer, decrypted into in_; false once failed.
   bool decryptTls(size_t nread);
-  // backend.tls: out_ sealed into records, *wire pointed at them; false when there is nothing to
-  // send or the connection failed.
-  bool sealTls(Buffer** wire);
+  // backend.tls: out_ sealed into records, *wire pointed at them, *all_ops false when the
+  // handshake holds requests back; false when there is nothing to send or the connection failed.
+  bool sealTls(Buffer** wire, bool* all_ops);
   void onRead(ssize_t nread);
-  void queue(std::string_view bytes, session::PendingRequest* request, uint32_t fragment,
-             session::OpKind kind, bool slow);
+  void queue(std::string_view bytes, InFlightRequest* request, uint32_t fragment, OpKind kind,
+             bool slow);
   // Puts one of the proxy's own commands ahead of everything queued (AUTH, READONLY).
-  void prepend(std::string_view bytes, session::OpKind kind);
+  void prepend(std::string_view bytes, OpKind kind);
   // A failure: close the socket, answer every op, count it, then reconnect or eject. With
   // keep_unsent (a stall), the requests not yet written stay queued for the next connection.
   void fail(std::string_view reason, bool keep_unsent = false);
   void failAllOps(std::string_view reason);
   void failSentOps(std::string_view reason);  // all but the last unsent_ops_
-  void failOp(session::BackendOp* op, const std::string& error);
+  void failOp(BackendOp* op, const std::string& error);
   void closeSocket(bool keep_unsent);
   void complete(std::string_view reply);
   // A request's reply: in cluster mode a -MOVED/-ASK is followed (Worker::redirect) and a
   // -TRYAGAIN retried (Worker::retryLater); anything else, or a redirect or retry past its
   // bound, goes to the client.
-  void deliver(session::PendingRequest* request, uint32_t fragment, std::string_view reply);
+  void deliver(InFlightRequest* request, uint32_t fragment, std::string_view reply);
   void healthy();  // a good reply arrived
   // The stall timer (stall_watch.h) is armed once when requests become outstanding and, when it
   // fires, re-arms itself for the time left, so a busy connection does not touch the timer heap
@@ -189,7 +190,7 @@ class BackendConn {
   Buffer tls_wire_;                       // records sealed in flush(), on their way out
   uint64_t read_ns_ = 0;  // when the current read returned (metrics builds), for every reply in it
   resp::ReplyScanner scanner_;
-  IntrusiveQueue<session::BackendOp, &session::BackendOp::next> fifo_;
+  IntrusiveQueue<BackendOp, &BackendOp::next> fifo_;
   // The most bytes out_ held at a flush, and in_ after a read, since the last trimBuffers().
   size_t out_peak_ = 0;
   size_t in_peak_ = 0;

@@ -15,7 +15,6 @@
 #include "resp/encoder.h"
 #include "resp/errors.h"
 #include "resp/reply_reader.h"
-#include "session/client_session.h"
 
 namespace sp::backend {
 namespace {
@@ -134,8 +133,8 @@ void DedicatedConn::linkUp() {
   flush();
 }
 
-void DedicatedConn::send(std::string_view bytes, session::PendingRequest* request,
-                         uint32_t fragment, uint32_t replies, bool blocking) {
+void DedicatedConn::send(std::string_view bytes, InFlightRequest* request, uint32_t fragment,
+                         uint32_t replies, bool blocking) {
   SP_ASSERT(!failed_ && !closing_ && replies > 0);
   Op op;
   op.request = request;
@@ -302,7 +301,7 @@ bool DedicatedConn::decryptTls(size_t nread) {
   return true;
 }
 
-session::PendingRequest* DedicatedConn::oldestRequest() const {
+InFlightRequest* DedicatedConn::oldestRequest() const {
   for (const Op& op : ops_) {
     if (op.request != nullptr) {
       return op.request;
@@ -343,14 +342,14 @@ void DedicatedConn::onReply(std::string_view reply) {
     }
     return;
   }
-  session::PendingRequest* request = op.request;
+  InFlightRequest* request = op.request;
   const uint32_t fragment = op.fragment++;
   const bool last = --op.remaining == 0;
   if (last) {
     ops_.pop_front();
   }
   if (request != nullptr) {
-    session::ClientSession::onBackendReply(worker_, request, fragment, reply);
+    deliverReply(worker_, request, fragment, reply);
   }
   if (closing_ || failed_ || !last) {
     return;
@@ -426,7 +425,7 @@ void DedicatedConn::failOps(std::string_view reason) {
     while (op.remaining > 0 && !op.auth && !op.hello) {
       --op.remaining;
       if (op.request != nullptr) {
-        session::ClientSession::onBackendReply(worker_, op.request, op.fragment++, error);
+        deliverReply(worker_, op.request, op.fragment++, error);
       }
     }
   }

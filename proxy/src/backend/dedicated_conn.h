@@ -5,8 +5,8 @@
 // connection into a push stream).
 //
 // Commands are written in order and answered in order (a FIFO of ops). An op is one command whose
-// replies — one, or one per channel for (UN)SUBSCRIBE — complete consecutive fragments of a
-// PendingRequest through ClientSession::onBackendReply, or are dropped (the commands the proxy
+// replies — one, or one per channel for (UN)SUBSCRIBE — complete consecutive fragments of an
+// InFlightRequest through the reply handler (backend_op.h), or are dropped (the commands the proxy
 // adds itself: AUTH, a MULTI sent late). In subscriber mode, message / pmessage / smessage pushes
 // go to the owner instead. There is no health PING; while the front op is not a blocking one the
 // connection fails when it stalls (stall_watch.h: no byte moved for backend.timeout_ms, or
@@ -27,13 +27,13 @@
 #include <string_view>
 #include <vector>
 
+#include "backend/backend_op.h"
 #include "backend/stall_watch.h"
 #include "backend/stream_socket.h"
 #include "core/buffer.h"
 #include "resp/protocol.h"
 #include "resp/reply_scanner.h"
 #include "route/topology.h"
-#include "session/pending_request.h"
 
 namespace sp::net {
 class Worker;
@@ -74,14 +74,14 @@ class DedicatedConn {
   resp::Protocol protocol() const { return protocol_; }
   // The request of the oldest op still waiting for a reply here (nullptr: none). A push read now
   // came before that reply, and goes before it to the client.
-  session::PendingRequest* oldestRequest() const;
+  InFlightRequest* oldestRequest() const;
 
   // Queues one complete command. Its `replies` replies complete fragments `fragment`,
   // `fragment + 1`, ... of `request` (for a request with MergeRule::kNone: one reply, fragment
   // 0); with request == nullptr they are dropped. `blocking`: no reply timeout while it waits.
   // Must not be called on a failed connection.
-  void send(std::string_view bytes, session::PendingRequest* request, uint32_t fragment,
-            uint32_t replies, bool blocking);
+  void send(std::string_view bytes, InFlightRequest* request, uint32_t fragment, uint32_t replies,
+            bool blocking);
   // The owner's client switched protocol (HELLO) while it holds this connection (WATCH): HELLO
   // goes out behind what is queued, its reply dropped, and the pool files it under the new one.
   void switchProtocol(resp::Protocol protocol);
@@ -91,7 +91,7 @@ class DedicatedConn {
   enum class Link : uint8_t { kConnecting, kUp, kClosed };
 
   struct Op {
-    session::PendingRequest* request = nullptr;
+    InFlightRequest* request = nullptr;
     uint32_t fragment = 0;
     uint32_t remaining = 1;  // replies still expected
     bool blocking = false;

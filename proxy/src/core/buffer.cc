@@ -17,7 +17,7 @@ void Buffer::ensureWritable(size_t n) {
     wpos_ = used;
     return;
   }
-  size_t new_cap = std::max<size_t>({cap_ * 2, used + n, 4096});
+  size_t new_cap = std::max<size_t>({cap_ * 2, used + n, kBufferMinBytes});
   std::unique_ptr<char[]> grown(new char[new_cap]);
   if (used > 0) {
     std::memcpy(grown.get(), buf_.get() + rpos_, used);
@@ -36,7 +36,7 @@ size_t Buffer::shrink(size_t keep) noexcept {
   if (used == 0) {
     return shrinkIfEmpty(keep);
   }
-  const size_t new_cap = std::max<size_t>(used, 4096);
+  const size_t new_cap = std::max<size_t>(used, kBufferMinBytes);
   std::unique_ptr<char[]> smaller(new (std::nothrow) char[new_cap]);
   if (smaller == nullptr) {
     return 0;

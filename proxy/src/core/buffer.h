@@ -19,6 +19,10 @@ namespace sp {
 // reach it.
 inline constexpr size_t kBufferKeepBytes = 64 * 1024;
 
+// The least storage a buffer allocates: one small reply or request fits, and a connection with
+// one such in flight costs about this much besides its session (buffers grow by doubling).
+inline constexpr size_t kBufferMinBytes = 1024;
+
 class Buffer {
  public:
   Buffer() = default;

@@ -76,6 +76,9 @@ Worker::Worker(int index, ProxyContext& context, std::vector<ListenSocket> liste
       stats_(shardNames(*topology_)),
       read_buffer_(new char[kReadBufferSize]),
       dedicated_(std::make_unique<backend::DedicatedPool>(*this)) {
+  // The shard connections hand their replies to the sessions (the same handler for every worker;
+  // a test's fake, installed first, stays).
+  backend::installReplyHandlerOnce(&session::ClientSession::onBackendReply);
   for (const ListenSocket& socket : listen) {
     sockaddr_storage addr{};
     socklen_t len = sizeof addr;
@@ -580,8 +583,10 @@ session::PendingRequest::ClusterTries* Worker::clusterTries(session::PendingRequ
   return &request->tries[fragment];
 }
 
-bool Worker::redirect(session::PendingRequest* request, uint32_t fragment, std::string_view reply) {
+bool Worker::redirect(backend::InFlightRequest* in_flight, uint32_t fragment,
+                      std::string_view reply) {
   // "-MOVED 3999 127.0.0.1:6381\r\n" or "-ASK 3999 127.0.0.1:6381\r\n"
+  auto* request = static_cast<session::PendingRequest*>(in_flight);
   session::PendingRequest::ClusterTries* tries = clusterTries(request, fragment);
   if (tries == nullptr || tries->redirects >= config_->max_redirects) {
     return false;
@@ -613,8 +618,9 @@ bool Worker::redirect(session::PendingRequest* request, uint32_t fragment, std::
   return true;
 }
 
-bool Worker::retryLater(session::PendingRequest* request, uint32_t fragment,
+bool Worker::retryLater(backend::InFlightRequest* in_flight, uint32_t fragment,
                         const route::ShardAddress& node, std::string_view reply) {
+  auto* request = static_cast<session::PendingRequest*>(in_flight);
   session::PendingRequest::ClusterTries* tries = clusterTries(request, fragment);
   if (tries == nullptr || tries->retries >= kTryAgainRetries || closed_) {
     return false;

@@ -17,17 +17,18 @@
 #include <unordered_set>
 #include <vector>
 
+#include "backend/backend_op.h"
 #include "core/buffer.h"
 #include "core/intrusive_queue.h"
 #include "core/log.h"
 #include "net/listener.h"
 #include "net/proxy_context.h"
+#include "net/slow_log.h"
 #include "net/worker_stats.h"
 #include "resp/protocol.h"
 #include "resp/request_parser.h"
 #include "route/router.h"
 #include "session/pending_request.h"
-#include "session/slow_log.h"
 
 namespace sp::backend {
 class BackendConn;
@@ -82,7 +83,7 @@ class Worker {
   const WorkerStats& stats() const { return stats_; }
   BufferPool& buffers() { return buffers_; }
   ObjectPool<session::PendingRequest>& requests() { return requests_; }
-  ObjectPool<session::BackendOp>& ops() { return ops_; }
+  ObjectPool<backend::BackendOp>& ops() { return ops_; }
   LogLimiter& logLimiter() { return log_limiter_; }
   route::RoutePlan& scratchPlan() { return plan_; }
   std::vector<uint32_t>& scratchKeys() { return keys_; }
@@ -91,8 +92,8 @@ class Worker {
   const resp::ParserLimits& parserLimits() const { return parser_limits_; }
   // backend.slow_commands: a request of one of these waits up to backend.slow_timeout_ms.
   bool slowCommand(const resp::CommandInfo* cmd) const { return slow_commands_.contains(cmd); }
-  session::SlowLog& slowLog() { return slow_log_; }
-  const session::SlowLog& slowLog() const { return slow_log_; }
+  SlowLog& slowLog() { return slow_log_; }
+  const SlowLog& slowLog() const { return slow_log_; }
   uint64_t slowlogThresholdUs() const { return slowlog_threshold_us_; }
   bool slowlogEnabled() const { return slowlog_enabled_; }
   size_t retiredBackends() const { return retired_.size(); }  // draining after a reload
@@ -121,11 +122,11 @@ class Worker {
   // Cluster mode: follows a -MOVED/-ASK reply by sending the request (fragment) again to the node
   // it names, within backend.max_redirects. False when it was not followed: the caller delivers
   // the reply as it is.
-  bool redirect(session::PendingRequest* request, uint32_t fragment, std::string_view reply);
+  bool redirect(backend::InFlightRequest* request, uint32_t fragment, std::string_view reply);
   // Cluster mode: answers a -TRYAGAIN by sending the fragment to `node` again after a short
   // pause (2 ms, doubling up to 100 ms), up to 10 times per fragment. False when the retries are
   // spent: the caller delivers the TRYAGAIN.
-  bool retryLater(session::PendingRequest* request, uint32_t fragment,
+  bool retryLater(backend::InFlightRequest* request, uint32_t fragment,
                   const route::ShardAddress& node, std::string_view reply);
   // Cluster mode: asks the topology watcher for a CLUSTER SLOTS refresh soon.
   void requestTopologyRefresh();
@@ -231,7 +232,7 @@ class Worker {
   WorkerStats stats_;
   BufferPool buffers_;
   ObjectPool<session::PendingRequest> requests_;
-  ObjectPool<session::BackendOp> ops_;
+  ObjectPool<backend::BackendOp> ops_;
   LogLimiter log_limiter_;
   route::RoutePlan plan_;
   std::vector<uint32_t> keys_;
@@ -239,7 +240,7 @@ class Worker {
   resp::RequestFrame frame_;
   resp::ParserLimits parser_limits_;
   resp::CommandSet slow_commands_;
-  session::SlowLog slow_log_;
+  SlowLog slow_log_;
   uint64_t slowlog_threshold_us_ = 0;
   bool slowlog_enabled_ = false;
   uint32_t ping_interval_ms_ = 0;

@@ -9,11 +9,11 @@
 #include "net/health.h"
 #include "net/proxy_context.h"
 #include "net/reload.h"
+#include "net/slow_log.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
 #include "resp/errors.h"
 #include "session/client_session.h"
-#include "session/slow_log.h"
 
 namespace sp::session {
 namespace {
@@ -128,14 +128,14 @@ bool slowlog(net::Worker& worker, std::span<const std::string_view> sub, bool pr
              std::string* reply) {
   const std::string name = upperAscii(sub[0]);
   const net::ProxyContext& context = worker.context();
-  std::vector<const SlowLog*> logs;
+  std::vector<const net::SlowLog*> logs;
   for (const net::Worker* w : context.workers) {
     logs.push_back(&w->slowLog());
   }
   const size_t max_len = worker.config().slowlog_max_len;
   if (name == "LEN" && sub.size() == 1) {
     size_t total = 0;
-    for (const SlowLog* log : logs) {
+    for (const net::SlowLog* log : logs) {
       total += log->size();
     }
     resp::appendInteger(*reply, static_cast<int64_t>(std::min(total, max_len)));
@@ -163,9 +163,9 @@ bool slowlog(net::Worker& worker, std::span<const std::string_view> sub, bool pr
     }
     count = n == -1 ? max_len : static_cast<size_t>(n);
   }
-  const auto entries = mergeNewest(logs, std::min(count, max_len));
+  const auto entries = net::mergeNewest(logs, std::min(count, max_len));
   resp::appendArrayHeader(*reply, static_cast<int64_t>(entries.size()));
-  for (const SlowLogEntry& e : entries) {
+  for (const net::SlowLogEntry& e : entries) {
     resp::appendArrayHeader(*reply, proxy_form ? 7 : 6);
     resp::appendInteger(*reply, static_cast<int64_t>(e.id));
     resp::appendInteger(*reply, static_cast<int64_t>(e.unix_time));

@@ -135,6 +135,7 @@ void ClientSession::onRead(ssize_t nread, const uv_buf_t* buf) {
     return;
   }
   last_active_ms_ = worker_.loopNowMs();
+  worker_.stats().bytes_in.add(static_cast<size_t>(nread));  // TLS: the ciphertext
   // A request or a reply too large for the memory left closes this client only; nothing thrown
   // may cross libuv's C frames, and no other client or shard connection is touched.
   try {
@@ -152,7 +153,6 @@ void ClientSession::onRead(ssize_t nread, const uv_buf_t* buf) {
 }
 
 void ClientSession::onTlsRead(size_t nread, const uv_buf_t* buf) {
-  worker_.stats().bytes_in.add(nread);
   if (!tls_->feed(buf->base, nread)) {
     if (worker_.logLimiter().allow()) {
       spdlog::warn("worker {}: client {} closed: {}", worker_.index(), id_, tls_->error());
@@ -194,9 +194,6 @@ void ClientSession::drainTls() {
 }
 
 void ClientSession::consumeInput(size_t nread, const uv_buf_t* buf) {
-  if (tls_ == nullptr) {
-    worker_.stats().bytes_in.add(nread);  // TLS: the ciphertext was counted
-  }
   worker_.stats().client_reads.add();
   if (buf->base == worker_.readBuffer()) {
     std::string_view data(buf->base, nread);
@@ -376,8 +373,9 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
   request->outstanding = 1;
 }
 
-void ClientSession::onBackendReply(net::Worker& worker, PendingRequest* request, uint32_t fragment,
-                                   std::string_view reply) {
+void ClientSession::onBackendReply(net::Worker& worker, backend::InFlightRequest* in_flight,
+                                   uint32_t fragment, std::string_view reply) {
+  auto* request = static_cast<PendingRequest*>(in_flight);
   ClientSession* owner = request->owner;
   if (request->merge == resp::MergeRule::kNone) {
     request->outstanding = 0;
@@ -622,52 +620,24 @@ void ClientSession::flush() {
   if (closing_ || writing_ != nullptr) {
     return;
   }
-  const bool records = tls_ != nullptr && tls_->pendingCipher() > 0;
-  if ((out_ == nullptr || out_->empty()) && !records) {
+  Buffer* wire = nullptr;
+  const bool replies = out_ != nullptr && !out_->empty();
+  if (tls_ == nullptr) {
+    if (replies) {
+      wire = std::exchange(out_, nullptr);
+    }
+  } else if (replies || tls_->pendingCipher() > 0) {
+    wire = sealTls();
+    if (wire == nullptr) {
+      return;
+    }
+  }
+  if (wire == nullptr) {
     if (close_after_flush_ && fifo_.empty()) {
       close(net::CloseReason::kQuit);
     }
     return;
   }
-  if (Buffer* wire = takeWireBytes()) {
-    writeToSocket(wire);
-  }
-}
-
-Buffer* ClientSession::takeWireBytes() {
-  if (tls_ == nullptr) {
-    return std::exchange(out_, nullptr);
-  }
-  BufferPool& pool = worker_.buffers();
-  if (out_ != nullptr && !out_->empty()) {
-    // Taken whole once the handshake is done; a client sends no request before it, so there is
-    // nothing to hold back in practice.
-    const ptrdiff_t n = tls_->writePlain(out_->readPtr(), out_->size());
-    if (n < 0) {
-      close(net::CloseReason::kTlsError, tls_->error());
-      return nullptr;
-    }
-    out_->consume(static_cast<size_t>(n));
-    if (out_->empty()) {
-      pool.release(out_);
-      out_ = nullptr;
-    }
-  }
-  const size_t pending = tls_->pendingCipher();
-  if (pending == 0) {
-    return nullptr;
-  }
-  Buffer* wire = pool.acquire();
-  if (!wire->tryEnsureWritable(pending)) {
-    pool.release(wire);
-    close(kOutOfMemory);
-    return nullptr;
-  }
-  wire->commit(tls_->takeCipher(wire->writePtr(), pending));
-  return wire;
-}
-
-void ClientSession::writeToSocket(Buffer* wire) {
   const size_t size = wire->size();
   worker_.stats().bytes_out.add(size);
   worker_.stats().client_writes.add();
@@ -702,6 +672,36 @@ void ClientSession::writeToSocket(Buffer* wire) {
   if (rc != 0) {
     close(net::CloseReason::kError, uv_strerror(rc));
   }
+}
+
+Buffer* ClientSession::sealTls() {
+  BufferPool& pool = worker_.buffers();
+  if (out_ != nullptr && !out_->empty()) {
+    // Taken whole once the handshake is done; a client sends no request before it, so there is
+    // nothing to hold back in practice.
+    const ptrdiff_t n = tls_->writePlain(out_->readPtr(), out_->size());
+    if (n < 0) {
+      close(net::CloseReason::kTlsError, tls_->error());
+      return nullptr;
+    }
+    out_->consume(static_cast<size_t>(n));
+    if (out_->empty()) {
+      pool.release(out_);
+      out_ = nullptr;
+    }
+  }
+  const size_t pending = tls_->pendingCipher();
+  if (pending == 0) {
+    return nullptr;
+  }
+  Buffer* wire = pool.acquire();
+  if (!wire->tryEnsureWritable(pending)) {
+    pool.release(wire);
+    close(kOutOfMemory);
+    return nullptr;
+  }
+  wire->commit(tls_->takeCipher(wire->writePtr(), pending));
+  return wire;
 }
 
 void ClientSession::onWriteCb(uv_write_t* req, int status) {

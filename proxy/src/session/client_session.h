@@ -91,10 +91,12 @@ class ClientSession {
   // onBackendReply(worker, request, 0, reply); the command then leaves its reply empty.
   PendingRequest* deferReply(const resp::CommandInfo* cmd);
 
-  // Completion entry for backend replies (and errors standing in for them). `request` may be
-  // orphaned (its client gone), in which case it is only released once nothing refers to it.
-  static void onBackendReply(net::Worker& worker, PendingRequest* request, uint32_t fragment,
-                             std::string_view reply);
+  // Completion entry for backend replies (and errors standing in for them): the shard
+  // connections' reply handler (backend::deliverReply). `request` is one of this layer's
+  // PendingRequests; it may be orphaned (its client gone), in which case it is only released once
+  // nothing refers to it.
+  static void onBackendReply(net::Worker& worker, backend::InFlightRequest* in_flight,
+                             uint32_t fragment, std::string_view reply);
 
  private:
   ~ClientSession() = default;
@@ -111,10 +113,9 @@ class ClientSession {
   // goes through consumeInput as a plain read would; may throw bad_alloc.
   void onTlsRead(size_t nread, const uv_buf_t* buf);
   void drainTls();
-  // The bytes for the socket: out_ itself, or (TLS) out_ sealed into records after any handshake
-  // records. Nullptr when there is nothing to send or the session closed.
-  Buffer* takeWireBytes();
-  void writeToSocket(Buffer* wire);
+  // TLS: out_ sealed into records after any handshake records, in a pooled buffer for the socket.
+  // Nullptr when there is nothing to send or the session closed.
+  Buffer* sealTls();
   size_t processInput(std::string_view data);  // returns bytes consumed
   void dispatch(const resp::RequestFrame& frame, std::string_view raw);
   // A reply the proxy built (RESP2), re-encoded in `shape` for a RESP3 client (resp3.h).

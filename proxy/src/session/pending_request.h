@@ -1,11 +1,13 @@
-// PendingRequest: one client request waiting for its reply, and BackendOp, one request (or one
-// fragment of a split request) sent on a backend connection. Both are pooled per worker.
+// PendingRequest: one client request waiting for its reply, pooled per worker. The shard
+// connections see it as the backend::InFlightRequest it extends, and give it back through the
+// reply handler (ClientSession::onBackendReply).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "backend/backend_op.h"
 #include "resp/command_table.h"
 #include "resp/protocol.h"
 
@@ -13,7 +15,7 @@ namespace sp::session {
 
 class ClientSession;
 
-struct PendingRequest {
+struct PendingRequest : backend::InFlightRequest {
   ClientSession* owner = nullptr;  // nullptr once the client has gone: the reply is dropped
   PendingRequest* next = nullptr;  // link in the owner's FIFO
   uint32_t outstanding = 0;        // backend replies still expected (fragments of a split)
@@ -22,16 +24,9 @@ struct PendingRequest {
   // Its client's protocol when it was parsed: the shard connections it goes on speak it.
   resp::Protocol protocol = resp::Protocol::kResp2;
   resp::MergeRule merge = resp::MergeRule::kNone;
-  uint16_t shard = 0;  // shard of a routed request (first fragment's for a split)
-  uint64_t start_ns = 0;
-  // Metrics builds: the duration (parse -> last backend reply) measured by the backend hook, and
-  // its histogram bucket (kNoBucket: not measured), reused when the request completes.
-  static constexpr uint8_t kNoBucket = 0xff;
-  uint64_t reply_us = 0;
-  uint8_t reply_bucket = kNoBucket;
-  const resp::CommandInfo* cmd = nullptr;  // its command: metrics class and slow log entry
-  uint32_t merge_arg = 0;                  // kScanCursor: the shard count (keyspace_fanout.h)
-  std::string reply;  // the reply, when it completes behind an unfinished request
+  uint16_t shard = 0;      // shard of a routed request (first fragment's for a split)
+  uint32_t merge_arg = 0;  // kScanCursor: the shard count (keyspace_fanout.h)
+  std::string reply;       // the reply, when it completes behind an unfinished request
   // Split requests: one reply per fragment; for MGET, where each key's value sits.
   std::vector<std::string> fragment_replies;
   std::vector<uint32_t> key_fragment;  // key i -> fragment
@@ -57,11 +52,7 @@ struct PendingRequest {
     protocol = resp::Protocol::kResp2;
     merge = resp::MergeRule::kNone;
     shard = 0;
-    start_ns = 0;
-    reply_us = 0;
-    reply_bucket = kNoBucket;
-
-    cmd = nullptr;
+    resetInFlight();
     merge_arg = 0;
     reply.clear();
     if (reply.capacity() > (64u << 10)) {
@@ -79,25 +70,6 @@ struct PendingRequest {
     sent.clear();
     tries.clear();
   }
-};
-
-// What a backend FIFO entry stands for: a client's request or one of the proxy's own commands.
-enum class OpKind : uint8_t {
-  kRequest,   // request != nullptr
-  kPing,      // health check (or the probe of an ejected shard)
-  kAuth,      // AUTH sent first on every (re)connect
-  kHello,     // HELLO 3 after it, on a connection for RESP3 clients
-  kAsking,    // ASKING ahead of a request redirected by -ASK (cluster mode)
-  kReadOnly,  // READONLY on a cluster replica connection, so it serves reads
-};
-
-// An entry in a backend connection's FIFO of requests sent.
-struct BackendOp {
-  PendingRequest* request = nullptr;  // nullptr for the proxy's own commands
-  BackendOp* next = nullptr;
-  uint32_t fragment = 0;  // index into request->fragment_replies for split requests
-  OpKind kind = OpKind::kRequest;
-  bool slow = false;  // one of backend.slow_commands: the longer stall limit applies
 };
 
 }  // namespace sp::session

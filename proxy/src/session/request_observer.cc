@@ -36,19 +36,25 @@ void peerAddress(ClientSession& session, char* out, size_t size) {
   if (addr.ss_family == AF_INET6) {
     const auto* a = reinterpret_cast<const sockaddr_in6*>(&addr);
     uv_ip6_name(a, host, sizeof host);
-    std::snprintf(out, size, "[%s]:%u", host, static_cast<unsigned>(ntohs(a->sin6_port)));
+    // A longer address (a scoped one) is cut to the entry's field; on an encoding error it stays
+    // empty.
+    if (std::snprintf(out, size, "[%s]:%u", host, static_cast<unsigned>(ntohs(a->sin6_port))) < 0) {
+      out[0] = '\0';
+    }
     return;
   }
   const auto* a = reinterpret_cast<const sockaddr_in*>(&addr);
   uv_ip4_name(a, host, sizeof host);
-  std::snprintf(out, size, "%s:%u", host, static_cast<unsigned>(ntohs(a->sin_port)));
+  if (std::snprintf(out, size, "%s:%u", host, static_cast<unsigned>(ntohs(a->sin_port))) < 0) {
+    out[0] = '\0';
+  }
 }
 
 }  // namespace
 
 void recordSlowRequest(net::Worker& worker, const PendingRequest& request, uint64_t duration_us) {
   worker.stats().slow_requests.add();
-  SlowLogEntry entry;
+  net::SlowLogEntry entry;
   entry.id = worker.context().next_slowlog_id.fetch_add(1, std::memory_order_relaxed) + 1;
   entry.unix_time = static_cast<uint64_t>(std::time(nullptr));
   entry.duration_us = duration_us;
@@ -59,18 +65,18 @@ void recordSlowRequest(net::Worker& worker, const PendingRequest& request, uint6
     const char c = name[n];
     command[n] = c == '|' ? ' ' : (c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c);
   }
-  SlowLogEntry::copy(entry.command, sizeof entry.command, std::string_view(command, n));
+  net::SlowLogEntry::copy(entry.command, sizeof entry.command, std::string_view(command, n));
   if (request.merge != resp::MergeRule::kNone) {
     std::snprintf(entry.shard, sizeof entry.shard, "split:%zu", request.fragment_replies.size());
   } else if (request.cmd != nullptr && request.cmd->has(resp::kCmdLocal)) {
-    SlowLogEntry::copy(entry.shard, sizeof entry.shard, "-");
+    net::SlowLogEntry::copy(entry.shard, sizeof entry.shard, "-");
   } else if (request.shard < worker.topology().shardCount()) {
-    SlowLogEntry::copy(entry.shard, sizeof entry.shard,
-                       worker.topology().shards()[request.shard].name);
+    net::SlowLogEntry::copy(entry.shard, sizeof entry.shard,
+                            worker.topology().shards()[request.shard].name);
   }
   if (request.owner != nullptr) {
     peerAddress(*request.owner, entry.client, sizeof entry.client);
-    SlowLogEntry::copy(entry.client_name, sizeof entry.client_name, request.owner->name());
+    net::SlowLogEntry::copy(entry.client_name, sizeof entry.client_name, request.owner->name());
   }
   worker.slowLog().record(entry);
 }

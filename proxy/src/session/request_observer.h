@@ -1,8 +1,8 @@
 // What the proxy records about each request as it completes: shardproxy_requests_total{class,
 // result}, shardproxy_request_duration_seconds{class}, the per-shard backend histogram, error and
-// redirect counters, and the slow log. The hooks are called from the request path
-// (ClientSession, BackendConn) and cost a few plain counter increments; the clock is read once
-// per completed request (the slow log needs it even with SHARDPROXY_METRICS=0).
+// redirect counters, and the slow log. The hooks are called from the session's request path and
+// cost a few plain counter increments; the clock is read once per completed request (the slow log
+// needs it even with SHARDPROXY_METRICS=0). BackendConn times each shard reply itself.
 #pragma once
 
 #include <string_view>
@@ -61,30 +61,6 @@ inline void observeCompletion(net::Worker& worker, const PendingRequest& request
   }
   if (duration_us >= worker.slowlogThresholdUs() && worker.slowlogEnabled()) {
     recordSlowRequest(worker, request, duration_us);
-  }
-}
-
-// One backend reply to a client request (a fragment, for a split one), before it is handed to
-// the session: the shard's duration histogram, error replies, MOVED/ASK/TRYAGAIN.
-// now_ns: when the read that carried the reply returned (one clock read per read, not per reply).
-inline void observeBackendReply(net::ShardStats& stats, PendingRequest& request,
-                                std::string_view reply, uint64_t now_ns) {
-  if constexpr (metrics::kMetricsEnabled) {
-    request.reply_us = (now_ns - request.start_ns) / 1000;
-    const size_t bucket = metrics::latencyBucket(request.reply_us);
-    request.reply_bucket = static_cast<uint8_t>(bucket);
-    stats.duration.observe(request.reply_us, bucket);
-  }
-
-  if (!reply.empty() && reply[0] == '-') {
-    stats.reply_errors.add();
-    if (reply.starts_with("-MOVED ")) {
-      stats.moved.add();
-    } else if (reply.starts_with("-ASK ")) {
-      stats.ask.add();
-    } else if (reply.starts_with("-TRYAGAIN")) {
-      stats.tryagain.add();
-    }
   }
 }
 

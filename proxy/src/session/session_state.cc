@@ -355,7 +355,7 @@ void SessionState::onDedicatedPush(backend::DedicatedConn& conn, std::string_vie
   } else {
     bytes[0] = '*';
   }
-  session_.replyBefore(conn.oldestRequest(), bytes);
+  session_.replyBefore(static_cast<PendingRequest*>(conn.oldestRequest()), bytes);
 }
 
 void SessionState::onDedicatedIdle(backend::DedicatedConn& conn) {

@@ -84,11 +84,22 @@ TEST(BufferTest, ShrinkMovesAFewBytesLeftIntoSmallStorage) {
   b.consume(b.size());
   b.append("*1\r\n$4\r\nPING\r\n");  // queued after the large value went
   EXPECT_EQ(b.shrinkIfEmpty(kBufferKeepBytes), 0u) << "not empty";
-  EXPECT_EQ(b.shrink(kBufferKeepBytes), grown - 4096);
-  EXPECT_EQ(b.capacity(), 4096u);
+  EXPECT_EQ(b.shrink(kBufferKeepBytes), grown - kBufferMinBytes);
+  EXPECT_EQ(b.capacity(), kBufferMinBytes);
   EXPECT_EQ(b.view(), "*1\r\n$4\r\nPING\r\n");
   b.append("more");
   EXPECT_EQ(b.view(), "*1\r\n$4\r\nPING\r\nmore");
+}
+
+TEST(BufferTest, ASmallReplyTakesTheLeastStorage) {
+  Buffer b;
+  EXPECT_EQ(b.capacity(), 0u);
+  b.append("$5\r\nhello\r\n");
+  EXPECT_EQ(b.capacity(), kBufferMinBytes);
+  b.append(std::string(kBufferMinBytes, 'x'));  // then it doubles
+  EXPECT_EQ(b.capacity(), 2 * kBufferMinBytes);
+  b.append(std::string(5 * kBufferMinBytes, 'y'));  // or grows to what it must hold
+  EXPECT_EQ(b.capacity(), 11 + 6 * kBufferMinBytes);
 }
 
 TEST(BufferTest, ShrinkKeepsABufferThatIsStillFull) {

@@ -1,10 +1,10 @@
 // SlowLog: a fixed ring per worker, merged by id for PROXY SLOWLOG.
-#include "session/slow_log.h"
+#include "net/slow_log.h"
 
 #include <algorithm>
 #include <cstring>
 
-namespace sp::session {
+namespace sp::net {
 
 void SlowLogEntry::copy(char* dst, size_t size, std::string_view src) {
   const size_t n = std::min(size - 1, src.size());
@@ -73,4 +73,4 @@ std::vector<SlowLogEntry> mergeNewest(const std::vector<const SlowLog*>& logs, s
   return all;
 }
 
-}  // namespace sp::session
+}  // namespace sp::net

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace sp::session {
+namespace sp::net {
 
 struct SlowLogEntry {
   uint64_t id = 0;            // proxy-wide, increasing
@@ -46,4 +46,4 @@ class SlowLog {
 // PROXY SLOWLOG over every worker's log: the newest `limit` entries, newest first.
 std::vector<SlowLogEntry> mergeNewest(const std::vector<const SlowLog*>& logs, size_t limit);
 
-}  // namespace sp::session
+}  // namespace sp::net

@@ -1,0 +1,251 @@
+// BackendConn driven by a real worker against in-process fake shards, its replies caught by a fake
+// reply handler (the seam backend_op.h declares) instead of client sessions: every reply reaches
+// its own request and fragment, in send order, across a 1,000-deep pipeline; a shard that refuses
+// connections answers every request with the proxy's error, in order; requests queued on two
+// shards come back from the shard that owns their keys; and a shard that takes the bytes but never
+// answers fails the requests sent to it once backend.timeout_ms passes with no byte moving.
+#include "backend/backend_conn.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backend/backend_op.h"
+#include "fakes/fake_shards.h"
+#include "net/listener.h"
+#include "net/proxy_context.h"
+#include "net/worker.h"
+#include "resp/command_table.h"
+#include "route/key_slot.h"
+
+namespace sp::backend {
+namespace {
+
+struct Delivered {
+  InFlightRequest* request;
+  uint32_t fragment;
+  std::string reply;
+};
+
+// What the fake handler saw, filled on the worker's thread.
+struct Catcher {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<Delivered> delivered;
+
+  bool waitFor(size_t n) {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(10), [&] { return delivered.size() >= n; });
+  }
+};
+
+Catcher* g_catcher = nullptr;
+
+void catchReply(net::Worker& /*worker*/, InFlightRequest* request, uint32_t fragment,
+                std::string_view reply) {
+  std::lock_guard lock(g_catcher->mu);
+  g_catcher->delivered.push_back({request, fragment, std::string(reply)});
+  g_catcher->cv.notify_all();
+}
+
+// Installs catchReply for the test's life and puts the previous handler back after.
+class FakeReplyHandler {
+ public:
+  FakeReplyHandler() {
+    g_catcher = &catcher;
+    previous_ = setReplyHandler(&catchReply);
+  }
+  ~FakeReplyHandler() {
+    setReplyHandler(previous_);
+    g_catcher = nullptr;
+  }
+  Catcher catcher;
+
+ private:
+  ReplyHandler previous_;
+};
+
+// A worker with no listener over `topology`, its thread running; `tune` may change the config.
+class WorkerHarness {
+ public:
+  explicit WorkerHarness(route::TopologyPtr topology,
+                         const std::function<void(config::Config&)>& tune = {}) {
+    auto config = std::make_shared<config::Config>();
+    if (tune) {
+      tune(*config);
+    }
+    for (const route::ShardAddress& shard : topology->shards()) {
+      config::ShardConfig sc;
+      sc.name = shard.name;
+      sc.host = shard.host;
+      sc.port = shard.port;
+      config->shards.push_back(sc);
+    }
+    context_.publish(config, std::move(topology));
+    worker_ = std::make_unique<net::Worker>(0, context_, std::vector<net::ListenSocket>{});
+    context_.workers.push_back(worker_.get());
+    worker_->startThread();
+  }
+  ~WorkerHarness() {
+    worker_->requestStop();
+    worker_->join();
+  }
+  net::Worker& worker() { return *worker_; }
+
+ private:
+  net::ProxyContext context_;
+  std::unique_ptr<net::Worker> worker_;
+};
+
+std::string getCommand(const std::string& key) {
+  return "*2\r\n$3\r\nGET\r\n$" + std::to_string(key.size()) + "\r\n" + key + "\r\n";
+}
+
+std::string bulk(const std::string& text) {
+  return "$" + std::to_string(text.size()) + "\r\n" + text + "\r\n";
+}
+
+// Keys that `topology` places on `shard`.
+std::vector<std::string> keysOn(const route::Topology& topology, uint16_t shard, size_t n) {
+  std::vector<std::string> keys;
+  for (int i = 0; keys.size() < n; ++i) {
+    std::string key = "key:" + std::to_string(i);
+    if (topology.shardOfKey(key) == shard) {
+      keys.push_back(std::move(key));
+    }
+  }
+  return keys;
+}
+
+void noViolation(const std::string& what) { ADD_FAILURE() << "fake shard: " << what; }
+
+TEST(BackendConnTest, PipelinedRepliesReachTheirRequestsInOrder) {
+  FakeReplyHandler handler;
+  fakes::FakeShards shards(1, noViolation);
+  WorkerHarness harness(shards.topology());
+  const resp::CommandInfo* get = resp::CommandTable::instance().find("get");
+  ASSERT_NE(get, nullptr);
+  constexpr size_t kRequests = 1000;
+  const std::vector<std::string> keys = keysOn(*shards.topology(), 0, kRequests);
+  std::vector<InFlightRequest> requests(kRequests);
+  harness.worker().post([&](net::Worker& w) {
+    BackendConn& conn = w.backendAt(0, 0);
+    for (size_t i = 0; i < kRequests; ++i) {
+      requests[i].cmd = get;
+      conn.send(getCommand(keys[i]), &requests[i], static_cast<uint32_t>(i));
+    }
+  });
+  ASSERT_TRUE(handler.catcher.waitFor(kRequests));
+  std::lock_guard lock(handler.catcher.mu);
+  ASSERT_EQ(handler.catcher.delivered.size(), kRequests);
+  for (size_t i = 0; i < kRequests; ++i) {
+    const Delivered& d = handler.catcher.delivered[i];
+    ASSERT_EQ(d.request, &requests[i]) << "reply " << i << " reached another request";
+    EXPECT_EQ(d.fragment, i);
+    EXPECT_EQ(d.reply, bulk("s0|GET " + keys[i]));
+  }
+}
+
+TEST(BackendConnTest, EachShardAnswersItsOwnRequests) {
+  FakeReplyHandler handler;
+  fakes::FakeShards shards(2, noViolation);
+  WorkerHarness harness(shards.topology());
+  const std::vector<std::string> on0 = keysOn(*shards.topology(), 0, 50);
+  const std::vector<std::string> on1 = keysOn(*shards.topology(), 1, 50);
+  std::vector<InFlightRequest> requests(100);
+  harness.worker().post([&](net::Worker& w) {
+    for (size_t i = 0; i < 50; ++i) {
+      w.backendAt(0, 0).send(getCommand(on0[i]), &requests[2 * i], 0);
+      w.backendAt(1, 0).send(getCommand(on1[i]), &requests[2 * i + 1], 0);
+    }
+  });
+  ASSERT_TRUE(handler.catcher.waitFor(100));
+  std::lock_guard lock(handler.catcher.mu);
+  size_t seen0 = 0;
+  size_t seen1 = 0;
+  for (const Delivered& d : handler.catcher.delivered) {
+    const size_t index = static_cast<size_t>(d.request - requests.data());
+    ASSERT_LT(index, requests.size());
+    // Each shard's replies keep its own send order; the two shards interleave freely.
+    if (index % 2 == 0) {
+      EXPECT_EQ(index, 2 * seen0);
+      EXPECT_EQ(d.reply, bulk("s0|GET " + on0[seen0++]));
+    } else {
+      EXPECT_EQ(index, 2 * seen1 + 1);
+      EXPECT_EQ(d.reply, bulk("s1|GET " + on1[seen1++]));
+    }
+  }
+  EXPECT_EQ(seen0, 50u);
+  EXPECT_EQ(seen1, 50u);
+}
+
+TEST(BackendConnTest, AShardThatRefusesConnectionsFailsEveryRequestInOrder) {
+  FakeReplyHandler handler;
+  // A loopback port that was free a moment ago: nothing listens there.
+  std::string error;
+  uint16_t port = 0;
+  const int fd = net::bindListenSocket("127.0.0.1", 0, &port, &error);
+  ASSERT_GE(fd, 0) << error;
+  ::close(fd);
+  WorkerHarness harness(route::Topology::evenSplit({{"s0", "127.0.0.1", port}}));
+  std::vector<InFlightRequest> requests(20);
+  harness.worker().post([&](net::Worker& w) {
+    for (size_t i = 0; i < requests.size(); ++i) {
+      w.backendAt(0, 0).send(getCommand("k" + std::to_string(i)), &requests[i], 0);
+    }
+  });
+  ASSERT_TRUE(handler.catcher.waitFor(requests.size()));
+  std::lock_guard lock(handler.catcher.mu);
+  ASSERT_EQ(handler.catcher.delivered.size(), requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const Delivered& d = handler.catcher.delivered[i];
+    EXPECT_EQ(d.request, &requests[i]);
+    EXPECT_TRUE(
+        d.reply.starts_with("-ERR shard s0 (127.0.0.1:" + std::to_string(port) + ") unavailable: "))
+        << d.reply;
+  }
+}
+
+TEST(BackendConnTest, AStalledShardFailsItsRequestsAfterTheTimeout) {
+  FakeReplyHandler handler;
+  // The kernel completes connections to a listening socket that nobody accepts: the shard is
+  // reachable, takes the bytes, and never answers.
+  std::string error;
+  uint16_t port = 0;
+  const int fd = net::bindListenSocket("127.0.0.1", 0, &port, &error);
+  ASSERT_GE(fd, 0) << error;
+  ASSERT_EQ(::listen(fd, 16), 0);
+  constexpr uint32_t kTimeoutMs = 200;
+  WorkerHarness harness(route::Topology::evenSplit({{"s0", "127.0.0.1", port}}),
+                        [](config::Config& c) { c.backend_timeout_ms = kTimeoutMs; });
+  std::vector<InFlightRequest> requests(5);
+  const auto sent = std::chrono::steady_clock::now();
+  harness.worker().post([&](net::Worker& w) {
+    for (size_t i = 0; i < requests.size(); ++i) {
+      w.backendAt(0, 0).send(getCommand("k" + std::to_string(i)), &requests[i], 0);
+    }
+  });
+  ASSERT_TRUE(handler.catcher.waitFor(requests.size()));
+  const auto answered = std::chrono::steady_clock::now();
+  EXPECT_GE(answered - sent, std::chrono::milliseconds(kTimeoutMs));
+  std::lock_guard lock(handler.catcher.mu);
+  ASSERT_EQ(handler.catcher.delivered.size(), requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const Delivered& d = handler.catcher.delivered[i];
+    EXPECT_EQ(d.request, &requests[i]);
+    EXPECT_EQ(d.reply, "-ERR shard s0 (127.0.0.1:" + std::to_string(port) +
+                           ") unavailable: timeout after 200 ms\r\n");
+  }
+  ::close(fd);
+}
+
+}  // namespace
+}  // namespace sp::backend
