@@ -3,19 +3,24 @@
 // its own request and fragment, in send order, across a 1,000-deep pipeline; a shard that refuses
 // connections answers every request with the proxy's error, in order; requests queued on two
 // shards come back from the shard that owns their keys; and a shard that takes the bytes but never
-// answers fails the requests sent to it once backend.timeout_ms passes with no byte moving.
+// answers fails the requests sent to it once backend.timeout_ms passes with no byte moving; and a
+// shard that keeps refusing is ejected after backend.failure_limit failures, then re-admitted by
+// the probe PING that the first connection after it listens again gets answered.
 #include "backend/backend_conn.h"
 
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend/backend_op.h"
@@ -243,6 +248,121 @@ TEST(BackendConnTest, AStalledShardFailsItsRequestsAfterTheTimeout) {
     EXPECT_EQ(d.request, &requests[i]);
     EXPECT_EQ(d.reply, "-ERR shard s0 (127.0.0.1:" + std::to_string(port) +
                            ") unavailable: timeout after 200 ms\r\n");
+  }
+  ::close(fd);
+}
+
+// Runs fn on the worker's thread and returns what it returned.
+template <typename T>
+T onWorker(net::Worker& worker, const std::function<T(net::Worker&)>& fn) {
+  std::promise<T> result;
+  worker.post([&](net::Worker& w) { result.set_value(fn(w)); });
+  return result.get_future().get();
+}
+
+// Polls until the first connection to shard 0 is in `state`, for up to 10 s.
+bool reaches(net::Worker& worker, net::BackendState state) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (onWorker<net::BackendState>(
+            worker, [](net::Worker& w) { return w.backendAt(0, 0).state(); }) == state) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// Accepts connections on the listening `fd` and answers every PING with +PONG until stopped.
+class PongServer {
+ public:
+  explicit PongServer(int fd) : fd_(fd), thread_([this] { serve(); }) {}
+  ~PongServer() {
+    stop_ = true;
+    thread_.join();
+    for (int c : clients_) {
+      ::close(c);
+    }
+  }
+  PongServer(const PongServer&) = delete;
+  PongServer& operator=(const PongServer&) = delete;
+
+ private:
+  void serve() {
+    static constexpr std::string_view kPing = "$4\r\nPING\r\n";
+    std::vector<std::string> pending;
+    while (!stop_) {
+      std::vector<pollfd> fds{{fd_, POLLIN, 0}};
+      for (int c : clients_) {
+        fds.push_back({c, POLLIN, 0});
+      }
+      if (::poll(fds.data(), fds.size(), 20) <= 0) {
+        continue;
+      }
+      if ((fds[0].revents & POLLIN) != 0) {
+        const int c = ::accept(fd_, nullptr, nullptr);
+        if (c >= 0) {
+          clients_.push_back(c);
+          pending.emplace_back();
+        }
+      }
+      for (size_t i = 1; i < fds.size(); ++i) {
+        if ((fds[i].revents & (POLLIN | POLLHUP)) == 0) {
+          continue;
+        }
+        char buf[4096];
+        const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+        if (n <= 0) {
+          continue;
+        }
+        std::string& in = pending[i - 1];
+        in.append(buf, static_cast<size_t>(n));
+        for (size_t at = in.find(kPing); at != std::string::npos; at = in.find(kPing)) {
+          in.erase(0, at + kPing.size());
+          EXPECT_EQ(::write(fds[i].fd, "+PONG\r\n", 7), 7);
+        }
+      }
+    }
+  }
+
+  int fd_;
+  std::atomic<bool> stop_{false};
+  std::vector<int> clients_;
+  std::thread thread_;
+};
+
+TEST(BackendConnTest, ARefusingShardIsEjectedAndReadmittedByItsProbe) {
+  // Bound and not listening: every connection attempt is refused until listen() below.
+  std::string error;
+  uint16_t port = 0;
+  const int fd = net::bindListenSocket("127.0.0.1", 0, &port, &error);
+  ASSERT_GE(fd, 0) << error;
+  WorkerHarness harness(route::Topology::evenSplit({{"s0", "127.0.0.1", port}}),
+                        [](config::Config& c) {
+                          c.backend_failure_limit = 2;
+                          c.backend_reconnect_min_ms = 10;
+                          c.backend_retry_timeout_ms = 50;
+                          c.backend_retry_timeout_max_ms = 100;
+                        });
+  ASSERT_TRUE(reaches(harness.worker(), net::BackendState::kEjected));
+  const std::string ejected = onWorker<std::string>(harness.worker(), [](net::Worker& w) {
+    EXPECT_FALSE(w.backendAt(0, 0).accepting());  // sessions answer with ejectedError()
+    return w.backendAt(0, 0).ejectedError();
+  });
+  EXPECT_TRUE(ejected.starts_with("-ERR shard s0 (127.0.0.1:" + std::to_string(port) +
+                                  ") unavailable: ejected after 2 failures (last: "))
+      << ejected;
+  // Probes keep failing while nothing listens; once the shard listens and answers the probe's
+  // PING, the connection is up and takes requests again.
+  ASSERT_EQ(::listen(fd, 16), 0);
+  {
+    PongServer server(fd);
+    ASSERT_TRUE(reaches(harness.worker(), net::BackendState::kUp));
+    EXPECT_TRUE(onWorker<bool>(harness.worker(),
+                               [](net::Worker& w) { return w.backendAt(0, 0).accepting(); }));
+    const uint64_t ejections = onWorker<uint64_t>(
+        harness.worker(), [](net::Worker& w) { return w.stats().shards[0].ejections.get(); });
+    EXPECT_EQ(ejections, 1u);
   }
   ::close(fd);
 }
