@@ -132,6 +132,15 @@ std::vector<std::string> keysOn(const route::Topology& topology, uint16_t shard,
 
 void noViolation(const std::string& what) { ADD_FAILURE() << "fake shard: " << what; }
 
+// A TCP socket bound to a free loopback port, not listening (connections to it are refused);
+// -1 (and a test failure) when none could be bound.
+int boundLoopbackSocket(uint16_t* port) {
+  std::string error;
+  const int fd = net::bindListenSocket("127.0.0.1", 0, port, &error);
+  EXPECT_GE(fd, 0) << error;
+  return fd;
+}
+
 TEST(BackendConnTest, PipelinedRepliesReachTheirRequestsInOrder) {
   FakeReplyHandler handler;
   fakes::FakeShards shards(1, noViolation);
@@ -195,10 +204,9 @@ TEST(BackendConnTest, EachShardAnswersItsOwnRequests) {
 TEST(BackendConnTest, AShardThatRefusesConnectionsFailsEveryRequestInOrder) {
   FakeReplyHandler handler;
   // A loopback port that was free a moment ago: nothing listens there.
-  std::string error;
   uint16_t port = 0;
-  const int fd = net::bindListenSocket("127.0.0.1", 0, &port, &error);
-  ASSERT_GE(fd, 0) << error;
+  const int fd = boundLoopbackSocket(&port);
+  ASSERT_GE(fd, 0);
   ::close(fd);
   WorkerHarness harness(route::Topology::evenSplit({{"s0", "127.0.0.1", port}}));
   std::vector<InFlightRequest> requests(20);
@@ -223,10 +231,9 @@ TEST(BackendConnTest, AStalledShardFailsItsRequestsAfterTheTimeout) {
   FakeReplyHandler handler;
   // The kernel completes connections to a listening socket that nobody accepts: the shard is
   // reachable, takes the bytes, and never answers.
-  std::string error;
   uint16_t port = 0;
-  const int fd = net::bindListenSocket("127.0.0.1", 0, &port, &error);
-  ASSERT_GE(fd, 0) << error;
+  const int fd = boundLoopbackSocket(&port);
+  ASSERT_GE(fd, 0);
   ASSERT_EQ(::listen(fd, 16), 0);
   constexpr uint32_t kTimeoutMs = 200;
   WorkerHarness harness(route::Topology::evenSplit({{"s0", "127.0.0.1", port}}),
@@ -333,10 +340,9 @@ class PongServer {
 
 TEST(BackendConnTest, ARefusingShardIsEjectedAndReadmittedByItsProbe) {
   // Bound and not listening: every connection attempt is refused until listen() below.
-  std::string error;
   uint16_t port = 0;
-  const int fd = net::bindListenSocket("127.0.0.1", 0, &port, &error);
-  ASSERT_GE(fd, 0) << error;
+  const int fd = boundLoopbackSocket(&port);
+  ASSERT_GE(fd, 0);
   WorkerHarness harness(route::Topology::evenSplit({{"s0", "127.0.0.1", port}}),
                         [](config::Config& c) {
                           c.backend_failure_limit = 2;
