@@ -20,6 +20,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -51,19 +53,30 @@ bool hasFlag(const std::vector<std::string>& args, const std::string& flag) {
 }  // namespace
 
 uint16_t freePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
-  }
-  sockaddr_in addr = loopback(0, "127.0.0.1");
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+  // The kernel may hand back a port just released, so two calls in a row (a client port and a
+  // metrics port) could name the same one: never return a port this process was given before.
+  static std::mutex mutex;
+  static std::set<uint16_t> handed_out;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+    }
+    sockaddr_in addr = loopback(0, "127.0.0.1");
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      ::close(fd);
+      throw std::runtime_error(std::string("bind: ") + std::strerror(errno));
+    }
+    socklen_t len = sizeof addr;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
     ::close(fd);
-    throw std::runtime_error(std::string("bind: ") + std::strerror(errno));
+    const uint16_t port = ntohs(addr.sin_port);
+    std::lock_guard lock(mutex);
+    if (handed_out.insert(port).second) {
+      return port;
+    }
   }
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
+  throw std::runtime_error("no loopback port that was not handed out already");
 }
 
 bool waitForPort(uint16_t port, std::chrono::milliseconds timeout, const std::string& host) {

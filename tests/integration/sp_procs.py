@@ -28,10 +28,21 @@ def resp(*args):
     return out
 
 
+_HANDED_OUT = set()
+
+
 def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port nothing listens on, never one this process was given before: the kernel
+    may hand back a port just released, and two calls in a row (a client port and a metrics port)
+    must not name the same one."""
+    for _ in range(100):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
+    raise RuntimeError("no loopback port that was not handed out already")
 
 
 def wait_for_port(port, proc=None, timeout=15.0):
