@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "backend/backend_conn.h"
+#include "backend/backend_pool.h"
 #include "backend/send_queue.h"
 #include "backend/stream_socket.h"
 #include "core/assert.h"
@@ -495,7 +496,7 @@ DedicatedConn* DedicatedPool::acquire(uint16_t shard, DedicatedConn::Mode mode,
     *error = resp::err::kShuttingDown;
     return nullptr;
   }
-  BackendConn& shared = worker_.backendAt(shard, 0);
+  BackendConn& shared = worker_.backends().at(shard, 0);
   if (!shared.accepting()) {
     *error = shared.ejectedError();
     return nullptr;

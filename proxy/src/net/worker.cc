@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "backend/backend_conn.h"
+#include "backend/backend_pool.h"
 #include "backend/dedicated_conn.h"
 #include "core/allocator.h"
 #include "core/assert.h"
@@ -96,56 +97,12 @@ Worker::Worker(int index, ProxyContext& context, std::vector<ListenSocket> liste
   uv_async_init(&loop_, &mailbox_async_,
                 [](uv_async_t* a) { static_cast<Worker*>(a->data)->onMailbox(); });
   mailbox_async_.data = this;
-  const size_t shards = topology_->shardCount();
-  backends_.resize(shards);
-  replicas_.resize(shards);
-  resp3_backends_.resize(shards);
-  resp3_replicas_.resize(shards);
-  read_turn_.assign(shards, 0);
-  for (size_t s = 0; s < shards; ++s) {
-    buildShard(*topology_, s, &backends_[s], &replicas_[s]);
-  }
+  backends_ = std::make_unique<backend::BackendPool>(*this);
 }
 
 Worker::~Worker() {
-  backends_.clear();
-  replicas_.clear();
-  resp3_backends_.clear();
-  resp3_replicas_.clear();
-  retired_.clear();
+  backends_.reset();
   uv_loop_close(&loop_);
-}
-
-void Worker::buildShard(const route::Topology& topology, size_t s,
-                        std::vector<std::unique_ptr<backend::BackendConn>>* primaries,
-                        std::vector<std::unique_ptr<backend::BackendConn>>* replicas,
-                        resp::Protocol protocol) {
-  const route::ShardAddress& address = topology.shards()[s];
-  const auto shard = static_cast<uint16_t>(s);
-  const backend::Credentials creds{address.username, address.password};
-  for (int i = 0; i < config_->backend_connections; ++i) {
-    primaries->push_back(
-        std::make_unique<backend::BackendConn>(*this, shard, address, creds, false, protocol));
-  }
-  for (const auto& replica : address.replicas) {
-    replicas->push_back(std::make_unique<backend::BackendConn>(
-        *this, shard, replica, backend::Credentials{replica.username, replica.password}, true,
-        protocol));
-  }
-}
-
-void Worker::buildResp3Shard(uint16_t shard) {
-  buildShard(*topology_, shard, &resp3_backends_[shard], &resp3_replicas_[shard],
-             resp::Protocol::kResp3);
-  for (auto* group : {&resp3_backends_[shard], &resp3_replicas_[shard]}) {
-    for (auto& conn : *group) {
-      if (closed_) {
-        conn->shutdown();  // requests get "proxy shutting down" at once
-      } else {
-        conn->start();
-      }
-    }
-  }
 }
 
 void Worker::applyLimits() {
@@ -195,27 +152,6 @@ void Worker::onMailbox() {
   }
 }
 
-namespace {
-
-bool sameServer(const route::ShardAddress& a, const route::ShardAddress& b) {
-  return a.name == b.name && a.host == b.host && a.port == b.port && a.username == b.username &&
-         a.password == b.password;
-}
-
-bool sameShard(const route::ShardAddress& a, const route::ShardAddress& b) {
-  if (!sameServer(a, b) || a.replicas.size() != b.replicas.size()) {
-    return false;
-  }
-  for (size_t i = 0; i < a.replicas.size(); ++i) {
-    if (!sameServer(a.replicas[i], b.replicas[i])) {
-      return false;
-    }
-  }
-  return true;
-}
-
-}  // namespace
-
 void Worker::applyConfig(std::shared_ptr<const config::Config> config,
                          route::TopologyPtr topology) {
   const bool same_connections = config->backend_connections == config_->backend_connections;
@@ -230,58 +166,14 @@ void Worker::applyConfig(std::shared_ptr<const config::Config> config,
   if (topology == topology_ || closed_) {
     return;
   }
-  const route::Topology& old = *topology_;
-  const size_t shards = topology->shardCount();
   // Bind the stats first: new connections take their counters from the new positions.
   stats_.shards.bind(shardNames(*topology));
   stats_.replica_shards.bind(shardNames(*topology));
-  std::vector<std::vector<std::unique_ptr<backend::BackendConn>>> backends(shards);
-  std::vector<std::vector<std::unique_ptr<backend::BackendConn>>> replicas(shards);
-  size_t kept = 0;
-  for (size_t s = 0; s < shards; ++s) {
-    if (same_connections && s < old.shardCount() &&
-        sameShard(old.shards()[s], topology->shards()[s])) {
-      backends[s] = std::move(backends_[s]);
-      replicas[s] = std::move(replicas_[s]);
-      ++kept;
-      continue;
-    }
-    buildShard(*topology, s, &backends[s], &replicas[s]);
-    for (auto& conn : backends[s]) {
-      conn->start();
-    }
-    for (auto& conn : replicas[s]) {
-      conn->start();
-    }
-  }
-  size_t retired = 0;
-  // RESP3 connections are all rebuilt on first use under the new topology.
-  for (auto* group : {&backends_, &replicas_, &resp3_backends_, &resp3_replicas_}) {
-    for (auto& shard : *group) {
-      for (auto& conn : shard) {
-        if (conn != nullptr) {
-          conn->retire();
-          retired_.push_back(std::move(conn));
-          ++retired;
-        }
-      }
-    }
-  }
-  for (auto& [address, conn] : extra_nodes_) {
-    conn->retire();
-    retired_.push_back(std::move(conn));
-  }
-  extra_nodes_.clear();
-  backends_ = std::move(backends);
-  replicas_ = std::move(replicas);
-  resp3_backends_.clear();
-  resp3_backends_.resize(shards);
-  resp3_replicas_.clear();
-  resp3_replicas_.resize(shards);
-  read_turn_.assign(shards, 0);
+  const backend::BackendPool::Reconciled done =
+      backends_->reconcile(*topology_, *topology, same_connections);
   topology_ = std::move(topology);
   spdlog::debug("worker {}: new topology: {} shards kept, {} new, {} connections draining", index_,
-                kept, shards - kept, retired);
+                done.kept, topology_->shardCount() - done.kept, done.retired);
 }
 
 void Worker::startPingTimer() {
@@ -342,7 +234,7 @@ void Worker::run() {
   uv_async_init(&loop_, &stop_async_,
                 [](uv_async_t* a) { static_cast<Worker*>(a->data)->onStopRequested(); });
   stop_async_.data = this;
-  forEachBackend([](backend::BackendConn& conn) { conn.start(); });
+  backends_->start();
   // Non-zero from here on: startThread waits for the first beat.
   heartbeat_ms_.store(std::max<uint64_t>(uv_now(&loop_), 1), std::memory_order_release);
   heartbeat_ms_.notify_all();
@@ -511,61 +403,6 @@ void Worker::sessionClosed(session::ClientSession* s) {
   context_.clients_open.fetch_sub(1, std::memory_order_relaxed);
 }
 
-backend::BackendConn& Worker::backendFor(uint16_t shard, uint64_t client_id,
-                                         resp::Protocol protocol) {
-  if (protocol == resp::Protocol::kResp3 && resp3_backends_[shard].empty()) {
-    buildResp3Shard(shard);
-  }
-  auto& conns = protocol == resp::Protocol::kResp2 ? backends_[shard] : resp3_backends_[shard];
-  return *conns[conns.size() == 1 ? 0 : client_id % conns.size()];
-}
-
-backend::BackendConn& Worker::backendForRead(uint16_t shard, uint64_t client_id,
-                                             resp::Protocol protocol) {
-  backend::BackendConn& primary = backendFor(shard, client_id, protocol);
-  auto& replicas = protocol == resp::Protocol::kResp2 ? replicas_[shard] : resp3_replicas_[shard];
-  const config::ReadFrom mode = config_->read_from;
-  if (replicas.empty() || mode == config::ReadFrom::kPrimary) {
-    return primary;
-  }
-  // Take the next candidate in turn that serves reads now (a replica that is up and not slow,
-  // BackendConn::servingReads); the primary counts as one in round-robin mode and is the
-  // fallback of prefer-replica. replica-only, with no replica serving, queues on one that still
-  // accepts (connecting, or slow), else returns an ejected one, so the request fails with that
-  // replica's error.
-  const uint64_t now = loopNowMs();
-  const size_t candidates = replicas.size() + (mode == config::ReadFrom::kRoundRobin ? 1 : 0);
-  for (size_t tried = 0; tried < candidates; ++tried) {
-    const size_t pick = read_turn_[shard]++ % candidates;
-    backend::BackendConn& conn = pick < replicas.size() ? *replicas[pick] : primary;
-    if (pick < replicas.size() ? conn.servingReads(now) : conn.accepting()) {
-      return conn;
-    }
-  }
-  if (mode != config::ReadFrom::kReplicaOnly) {
-    return primary;
-  }
-  for (auto& replica : replicas) {
-    if (replica->accepting()) {
-      return *replica;
-    }
-  }
-  return *replicas[0];
-}
-
-void Worker::forEachBackend(const std::function<void(backend::BackendConn&)>& fn) {
-  for (auto* group : {&backends_, &replicas_, &resp3_backends_, &resp3_replicas_}) {
-    for (auto& shard : *group) {
-      for (auto& conn : shard) {
-        fn(*conn);
-      }
-    }
-  }
-  for (auto& [address, conn] : extra_nodes_) {
-    fn(*conn);
-  }
-}
-
 void Worker::requestTopologyRefresh() {
   if (TopologyWatcher* watcher = context_.topology_watcher.load()) {
     watcher->requestRefresh();
@@ -685,27 +522,8 @@ void Worker::onRetryTimer() {
 void Worker::sendToNode(session::PendingRequest* request, uint32_t fragment,
                         const std::string& host, uint16_t port, bool asking) {
   const uint64_t client_id = request->owner->id();
-  const resp::Protocol protocol = request->protocol;
-  backend::BackendConn* target = nullptr;
-  const auto& shards = topology_->shards();
-  for (size_t s = 0; s < shards.size() && target == nullptr; ++s) {
-    if (shards[s].host == host && shards[s].port == port) {
-      target = &backendFor(static_cast<uint16_t>(s), client_id, protocol);
-    }
-  }
-  if (target == nullptr) {
-    const std::string key = host + ":" + std::to_string(port);
-    auto& conn = extra_nodes_[protocol == resp::Protocol::kResp3 ? key + " resp3" : key];
-    if (conn == nullptr) {
-      route::ShardAddress address(key, host, port);
-      conn = std::make_unique<backend::BackendConn>(
-          *this, request->shard, address,
-          backend::Credentials{config_->backend_username, config_->backend_password}, false,
-          protocol);
-      conn->start();
-    }
-    target = conn.get();
-  }
+  backend::BackendConn* target =
+      &backends_->node(host, port, request->shard, client_id, request->protocol);
   if (!target->accepting()) {
     session::ClientSession::onBackendReply(*this, request, fragment, target->ejectedError());
     return;
@@ -785,15 +603,15 @@ void Worker::onCheck() {
 }
 
 void Worker::onPingTimer() {
-  forEachBackend([](backend::BackendConn& conn) { conn.ping(); });
-  std::erase_if(retired_, [](const auto& conn) { return conn->fullyClosed(); });
+  backends_->forEach([](backend::BackendConn& conn) { conn.ping(); });
+  backends_->sweepRetired();
 }
 
 void Worker::onTrimTimer() {
   heartbeat_ms_.store(uv_now(&loop_), std::memory_order_relaxed);
   buffers_.trim();
   size_t freed = buffers_.takeFreedBytes();
-  forEachBackend([&freed](backend::BackendConn& conn) { freed += conn.trimBuffers(); });
+  backends_->forEach([&freed](backend::BackendConn& conn) { freed += conn.trimBuffers(); });
   unreturned_bytes_ += freed;
   // Once a burst is over: while buffers are still freed by the megabyte every second, the heap
   // is being reused, and handing it back would only cost page faults.
@@ -853,10 +671,7 @@ void Worker::closeEverything() {
     session::ClientSession::onBackendReply(*this, r.request, r.fragment, r.reply);
   }
   dedicated_->shutdown();
-  forEachBackend([](backend::BackendConn& conn) { conn.shutdown(); });
-  for (auto& conn : retired_) {
-    conn->shutdown();
-  }
+  backends_->shutdown();
   uv_timer_stop(&drain_timer_);
   uv_timer_stop(&ping_timer_);
   uv_close(reinterpret_cast<uv_handle_t*>(&drain_timer_), nullptr);

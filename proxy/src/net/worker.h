@@ -32,6 +32,7 @@
 
 namespace sp::backend {
 class BackendConn;
+class BackendPool;
 class DedicatedPool;
 }  // namespace sp::backend
 namespace sp::session {
@@ -63,10 +64,8 @@ class Worker {
   void post(std::function<void(Worker&)> fn);
 
   // The worker thread (through post(), on reload): from now on use `config` and `topology`.
-  // Shards whose name, address, credentials, replicas and position are unchanged (and
-  // backend.connections with them) keep their connections; every other shard gets new
-  // connections for new requests while its old ones finish the requests already sent and then
-  // close (BackendConn::retire). Client connections are untouched; parser limits apply to clients
+  // The backend pool keeps the connections of unchanged shards and retires the others
+  // (BackendPool::reconcile). Client connections are untouched; parser limits apply to clients
   // accepted from now on, the other limits and timeouts at once.
   void applyConfig(std::shared_ptr<const config::Config> config, route::TopologyPtr topology);
 
@@ -96,7 +95,6 @@ class Worker {
   const SlowLog& slowLog() const { return slow_log_; }
   uint64_t slowlogThresholdUs() const { return slowlog_threshold_us_; }
   bool slowlogEnabled() const { return slowlog_enabled_; }
-  size_t retiredBackends() const { return retired_.size(); }  // draining after a reload
   // Any thread: the loop time (uv_hrtime's clock, in ms) of this worker's last once-a-second
   // timer; 0 before its loop runs. /healthz reads it to tell a live loop from a stuck one.
   uint64_t heartbeatMs() const { return heartbeat_ms_.load(std::memory_order_relaxed); }
@@ -106,18 +104,8 @@ class Worker {
   char* readBuffer() { return read_buffer_.get(); }
   size_t readBufferSize() const { return kReadBufferSize; }
 
-  // The connection a client uses for a shard: fixed per client, so its requests to one shard
-  // keep their order at the shard. RESP3 clients have connections of their own that speak RESP3
-  // (made on first use per shard), so shard replies reach them unchanged.
-  backend::BackendConn& backendFor(uint16_t shard, uint64_t client_id,
-                                   resp::Protocol protocol = resp::Protocol::kResp2);
-  // Where a read-only command goes under backend.read_from: a live replica or the primary.
-  backend::BackendConn& backendForRead(uint16_t shard, uint64_t client_id,
-                                       resp::Protocol protocol = resp::Protocol::kResp2);
-  backend::BackendConn& backendAt(uint16_t shard, size_t index) { return *backends_[shard][index]; }
-  // Every backend connection of this worker, primaries and replicas.
-  void forEachBackend(const std::function<void(backend::BackendConn&)>& fn);
-  size_t backendConnsPerShard() const { return backends_.empty() ? 0 : backends_[0].size(); }
+  // This worker's connections to its shards (backend/backend_pool.h).
+  backend::BackendPool& backends() { return *backends_; }
 
   // Cluster mode: follows a -MOVED/-ASK reply by sending the request (fragment) again to the node
   // it names, within backend.max_redirects. False when it was not followed: the caller delivers
@@ -180,13 +168,6 @@ class Worker {
   void onTrimTimer();
   void onMailbox();
   void closeEverything();
-  // Connections for shard s of `topology` (not started).
-  void buildShard(const route::Topology& topology, size_t s,
-                  std::vector<std::unique_ptr<backend::BackendConn>>* primaries,
-                  std::vector<std::unique_ptr<backend::BackendConn>>* replicas,
-                  resp::Protocol protocol = resp::Protocol::kResp2);
-  // RESP3 connections of `shard`, built and started on first use.
-  void buildResp3Shard(uint16_t shard);
   void applyLimits();  // parser limits and slow log from config_
   // Cluster mode: the fragment's redirect and retry counts; nullptr when it cannot be sent again.
   session::PendingRequest::ClusterTries* clusterTries(session::PendingRequest* request,
@@ -247,15 +228,7 @@ class Worker {
   std::unique_ptr<char[]> read_buffer_;
   std::unique_ptr<backend::DedicatedPool> dedicated_;
 
-  std::vector<std::vector<std::unique_ptr<backend::BackendConn>>> backends_;  // [shard][i]
-  std::vector<std::vector<std::unique_ptr<backend::BackendConn>>> replicas_;  // [shard][replica]
-  // The same for RESP3 clients: a shard's are built when a RESP3 client first needs them.
-  std::vector<std::vector<std::unique_ptr<backend::BackendConn>>> resp3_backends_;
-  std::vector<std::vector<std::unique_ptr<backend::BackendConn>>> resp3_replicas_;
-  std::vector<size_t> read_turn_;  // [shard] rotation over read candidates
-  std::vector<std::unique_ptr<backend::BackendConn>> retired_;  // draining; freed once closed
-  // Cluster mode: connections to nodes a redirect named before the topology listed them.
-  std::unordered_map<std::string, std::unique_ptr<backend::BackendConn>> extra_nodes_;
+  std::unique_ptr<backend::BackendPool> backends_;
   // Cluster mode: fragments answered -TRYAGAIN, waiting for retry_timer_ to send them again; and
   // replies held back by replyLater (host empty), delivered when due.
   struct DeferredRetry {

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "backend/backend_conn.h"
+#include "backend/backend_pool.h"
 #include "backend/stream_socket.h"
 #include "core/assert.h"
 #include "core/clock.h"
@@ -351,8 +352,8 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
     return;
   }
   backend::BackendConn& conn = cmd->has(resp::kCmdReadOnly)
-                                   ? worker_.backendForRead(plan.shard, id_, protocol_)
-                                   : worker_.backendFor(plan.shard, id_, protocol_);
+                                   ? worker_.backends().forRead(plan.shard, id_, protocol_)
+                                   : worker_.backends().primary(plan.shard, id_, protocol_);
   if (!conn.accepting()) {
     onBackendReply(worker_, request, 0, conn.ejectedError());
     return;

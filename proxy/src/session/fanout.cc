@@ -2,6 +2,7 @@
 #include "session/fanout.h"
 
 #include "backend/backend_conn.h"
+#include "backend/backend_pool.h"
 #include "core/assert.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
@@ -26,9 +27,10 @@ void sendSplit(net::Worker& worker, uint64_t client_id, PendingRequest* request,
   std::string& command = worker.scratchCommand();
   for (size_t f = 0; f < fragments; ++f) {
     const uint16_t shard = plan.fragment_shard[f];
-    backend::BackendConn& conn = cmd.has(resp::kCmdReadOnly)
-                                     ? worker.backendForRead(shard, client_id, request->protocol)
-                                     : worker.backendFor(shard, client_id, request->protocol);
+    backend::BackendConn& conn =
+        cmd.has(resp::kCmdReadOnly)
+            ? worker.backends().forRead(shard, client_id, request->protocol)
+            : worker.backends().primary(shard, client_id, request->protocol);
     if (!conn.accepting()) {
       request->fragment_replies[f] = conn.ejectedError();
       --request->outstanding;

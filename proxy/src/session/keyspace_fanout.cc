@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "backend/backend_conn.h"
+#include "backend/backend_pool.h"
 #include "core/ascii.h"
 #include "core/clock.h"
 #include "net/worker.h"
@@ -378,7 +379,7 @@ void sendToEveryShard(net::Worker& worker, uint64_t client_id, PendingRequest* r
   request->outstanding = static_cast<uint32_t>(shards);
   for (size_t s = 0; s < shards; ++s) {
     backend::BackendConn& conn =
-        worker.backendFor(static_cast<uint16_t>(s), client_id, request->protocol);
+        worker.backends().primary(static_cast<uint16_t>(s), client_id, request->protocol);
     if (!conn.accepting()) {
       request->fragment_replies[s] = conn.ejectedError();
       --request->outstanding;
@@ -402,7 +403,7 @@ void sendConfigGet(net::Worker& worker, uint64_t client_id, PendingRequest* requ
   std::vector<uint16_t> down;
   for (size_t s = 0; s < shards; ++s) {
     backend::BackendConn& conn =
-        worker.backendFor(static_cast<uint16_t>(s), client_id, request->protocol);
+        worker.backends().primary(static_cast<uint16_t>(s), client_id, request->protocol);
     if (!conn.accepting()) {
       down.push_back(static_cast<uint16_t>(s));
       continue;
@@ -412,7 +413,8 @@ void sendConfigGet(net::Worker& worker, uint64_t client_id, PendingRequest* requ
   // After every send: the last of these may complete the request (and write its reply).
   for (uint16_t s : down) {
     ClientSession::onBackendReply(
-        worker, request, s, worker.backendFor(s, client_id, request->protocol).ejectedError());
+        worker, request, s,
+        worker.backends().primary(s, client_id, request->protocol).ejectedError());
   }
 }
 
@@ -568,9 +570,10 @@ SessionState::Verdict SessionState::onFanout(const resp::RequestFrame& frame, st
       request->fragment_replies.resize(1);
     }
     request->shard = scan_shard;
-    backend::BackendConn& conn = cmd.has(resp::kCmdReadOnly)
-                                     ? w.backendForRead(scan_shard, clientId(), request->protocol)
-                                     : w.backendFor(scan_shard, clientId(), request->protocol);
+    backend::BackendConn& conn =
+        cmd.has(resp::kCmdReadOnly)
+            ? w.backends().forRead(scan_shard, clientId(), request->protocol)
+            : w.backends().primary(scan_shard, clientId(), request->protocol);
     request->outstanding = 1;
     if (!conn.accepting()) {
       ClientSession::onBackendReply(w, request, 0, conn.ejectedError());

@@ -7,6 +7,7 @@
 // shard that keeps refusing is ejected after backend.failure_limit failures, then re-admitted by
 // the probe PING that the first connection after it listens again gets answered.
 #include "backend/backend_conn.h"
+#include "backend/backend_pool.h"
 
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -25,6 +26,7 @@
 
 #include "backend/backend_op.h"
 #include "fakes/fake_shards.h"
+#include "fakes/worker_harness.h"
 #include "net/listener.h"
 #include "net/proxy_context.h"
 #include "net/worker.h"
@@ -34,112 +36,16 @@
 namespace sp::backend {
 namespace {
 
-struct Delivered {
-  InFlightRequest* request;
-  uint32_t fragment;
-  std::string reply;
-};
-
-// What the fake handler saw, filled on the worker's thread.
-struct Catcher {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<Delivered> delivered;
-
-  bool waitFor(size_t n) {
-    std::unique_lock lock(mu);
-    return cv.wait_for(lock, std::chrono::seconds(10), [&] { return delivered.size() >= n; });
-  }
-};
-
-Catcher* g_catcher = nullptr;
-
-void catchReply(net::Worker& /*worker*/, InFlightRequest* request, uint32_t fragment,
-                std::string_view reply) {
-  std::lock_guard lock(g_catcher->mu);
-  g_catcher->delivered.push_back({request, fragment, std::string(reply)});
-  g_catcher->cv.notify_all();
-}
-
-// Installs catchReply for the test's life and puts the previous handler back after.
-class FakeReplyHandler {
- public:
-  FakeReplyHandler() {
-    g_catcher = &catcher;
-    previous_ = setReplyHandler(&catchReply);
-  }
-  ~FakeReplyHandler() {
-    setReplyHandler(previous_);
-    g_catcher = nullptr;
-  }
-  Catcher catcher;
-
- private:
-  ReplyHandler previous_;
-};
-
-// A worker with no listener over `topology`, its thread running; `tune` may change the config.
-class WorkerHarness {
- public:
-  explicit WorkerHarness(route::TopologyPtr topology,
-                         const std::function<void(config::Config&)>& tune = {}) {
-    auto config = std::make_shared<config::Config>();
-    if (tune) {
-      tune(*config);
-    }
-    for (const route::ShardAddress& shard : topology->shards()) {
-      config::ShardConfig sc;
-      sc.name = shard.name;
-      sc.host = shard.host;
-      sc.port = shard.port;
-      config->shards.push_back(sc);
-    }
-    context_.publish(config, std::move(topology));
-    worker_ = std::make_unique<net::Worker>(0, context_, std::vector<net::ListenSocket>{});
-    context_.workers.push_back(worker_.get());
-    worker_->startThread();
-  }
-  ~WorkerHarness() {
-    worker_->requestStop();
-    worker_->join();
-  }
-  net::Worker& worker() { return *worker_; }
-
- private:
-  net::ProxyContext context_;
-  std::unique_ptr<net::Worker> worker_;
-};
-
-std::string getCommand(const std::string& key) {
-  return "*2\r\n$3\r\nGET\r\n$" + std::to_string(key.size()) + "\r\n" + key + "\r\n";
-}
-
-std::string bulk(const std::string& text) {
-  return "$" + std::to_string(text.size()) + "\r\n" + text + "\r\n";
-}
-
-// Keys that `topology` places on `shard`.
-std::vector<std::string> keysOn(const route::Topology& topology, uint16_t shard, size_t n) {
-  std::vector<std::string> keys;
-  for (int i = 0; keys.size() < n; ++i) {
-    std::string key = "key:" + std::to_string(i);
-    if (topology.shardOfKey(key) == shard) {
-      keys.push_back(std::move(key));
-    }
-  }
-  return keys;
-}
+using fakes::boundLoopbackSocket;
+using fakes::bulk;
+using fakes::DeliveredReply;
+using fakes::FakeReplyHandler;
+using fakes::getCommand;
+using fakes::keysOn;
+using fakes::onWorker;
+using fakes::WorkerHarness;
 
 void noViolation(const std::string& what) { ADD_FAILURE() << "fake shard: " << what; }
-
-// A TCP socket bound to a free loopback port, not listening (connections to it are refused);
-// -1 (and a test failure) when none could be bound.
-int boundLoopbackSocket(uint16_t* port) {
-  std::string error;
-  const int fd = net::bindListenSocket("127.0.0.1", 0, port, &error);
-  EXPECT_GE(fd, 0) << error;
-  return fd;
-}
 
 TEST(BackendConnTest, PipelinedRepliesReachTheirRequestsInOrder) {
   FakeReplyHandler handler;
@@ -151,7 +57,7 @@ TEST(BackendConnTest, PipelinedRepliesReachTheirRequestsInOrder) {
   const std::vector<std::string> keys = keysOn(*shards.topology(), 0, kRequests);
   std::vector<InFlightRequest> requests(kRequests);
   harness.worker().post([&](net::Worker& w) {
-    BackendConn& conn = w.backendAt(0, 0);
+    BackendConn& conn = w.backends().at(0, 0);
     for (size_t i = 0; i < kRequests; ++i) {
       requests[i].cmd = get;
       conn.send(getCommand(keys[i]), &requests[i], static_cast<uint32_t>(i));
@@ -161,7 +67,7 @@ TEST(BackendConnTest, PipelinedRepliesReachTheirRequestsInOrder) {
   std::lock_guard lock(handler.catcher.mu);
   ASSERT_EQ(handler.catcher.delivered.size(), kRequests);
   for (size_t i = 0; i < kRequests; ++i) {
-    const Delivered& d = handler.catcher.delivered[i];
+    const DeliveredReply& d = handler.catcher.delivered[i];
     ASSERT_EQ(d.request, &requests[i]) << "reply " << i << " reached another request";
     EXPECT_EQ(d.fragment, i);
     EXPECT_EQ(d.reply, bulk("s0|GET " + keys[i]));
@@ -177,15 +83,15 @@ TEST(BackendConnTest, EachShardAnswersItsOwnRequests) {
   std::vector<InFlightRequest> requests(100);
   harness.worker().post([&](net::Worker& w) {
     for (size_t i = 0; i < 50; ++i) {
-      w.backendAt(0, 0).send(getCommand(on0[i]), &requests[2 * i], 0);
-      w.backendAt(1, 0).send(getCommand(on1[i]), &requests[2 * i + 1], 0);
+      w.backends().at(0, 0).send(getCommand(on0[i]), &requests[2 * i], 0);
+      w.backends().at(1, 0).send(getCommand(on1[i]), &requests[2 * i + 1], 0);
     }
   });
   ASSERT_TRUE(handler.catcher.waitFor(100));
   std::lock_guard lock(handler.catcher.mu);
   size_t seen0 = 0;
   size_t seen1 = 0;
-  for (const Delivered& d : handler.catcher.delivered) {
+  for (const DeliveredReply& d : handler.catcher.delivered) {
     const size_t index = static_cast<size_t>(d.request - requests.data());
     ASSERT_LT(index, requests.size());
     // Each shard's replies keep its own send order; the two shards interleave freely.
@@ -212,14 +118,14 @@ TEST(BackendConnTest, AShardThatRefusesConnectionsFailsEveryRequestInOrder) {
   std::vector<InFlightRequest> requests(20);
   harness.worker().post([&](net::Worker& w) {
     for (size_t i = 0; i < requests.size(); ++i) {
-      w.backendAt(0, 0).send(getCommand("k" + std::to_string(i)), &requests[i], 0);
+      w.backends().at(0, 0).send(getCommand("k" + std::to_string(i)), &requests[i], 0);
     }
   });
   ASSERT_TRUE(handler.catcher.waitFor(requests.size()));
   std::lock_guard lock(handler.catcher.mu);
   ASSERT_EQ(handler.catcher.delivered.size(), requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {
-    const Delivered& d = handler.catcher.delivered[i];
+    const DeliveredReply& d = handler.catcher.delivered[i];
     EXPECT_EQ(d.request, &requests[i]);
     EXPECT_TRUE(
         d.reply.starts_with("-ERR shard s0 (127.0.0.1:" + std::to_string(port) + ") unavailable: "))
@@ -242,7 +148,7 @@ TEST(BackendConnTest, AStalledShardFailsItsRequestsAfterTheTimeout) {
   const auto sent = std::chrono::steady_clock::now();
   harness.worker().post([&](net::Worker& w) {
     for (size_t i = 0; i < requests.size(); ++i) {
-      w.backendAt(0, 0).send(getCommand("k" + std::to_string(i)), &requests[i], 0);
+      w.backends().at(0, 0).send(getCommand("k" + std::to_string(i)), &requests[i], 0);
     }
   });
   ASSERT_TRUE(handler.catcher.waitFor(requests.size()));
@@ -251,7 +157,7 @@ TEST(BackendConnTest, AStalledShardFailsItsRequestsAfterTheTimeout) {
   std::lock_guard lock(handler.catcher.mu);
   ASSERT_EQ(handler.catcher.delivered.size(), requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {
-    const Delivered& d = handler.catcher.delivered[i];
+    const DeliveredReply& d = handler.catcher.delivered[i];
     EXPECT_EQ(d.request, &requests[i]);
     EXPECT_EQ(d.reply, "-ERR shard s0 (127.0.0.1:" + std::to_string(port) +
                            ") unavailable: timeout after 200 ms\r\n");
@@ -259,20 +165,12 @@ TEST(BackendConnTest, AStalledShardFailsItsRequestsAfterTheTimeout) {
   ::close(fd);
 }
 
-// Runs fn on the worker's thread and returns what it returned.
-template <typename T>
-T onWorker(net::Worker& worker, const std::function<T(net::Worker&)>& fn) {
-  std::promise<T> result;
-  worker.post([&](net::Worker& w) { result.set_value(fn(w)); });
-  return result.get_future().get();
-}
-
 // Polls until the first connection to shard 0 is in `state`, for up to 10 s.
 bool reaches(net::Worker& worker, net::BackendState state) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < deadline) {
     if (onWorker<net::BackendState>(
-            worker, [](net::Worker& w) { return w.backendAt(0, 0).state(); }) == state) {
+            worker, [](net::Worker& w) { return w.backends().at(0, 0).state(); }) == state) {
       return true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -352,8 +250,8 @@ TEST(BackendConnTest, ARefusingShardIsEjectedAndReadmittedByItsProbe) {
                         });
   ASSERT_TRUE(reaches(harness.worker(), net::BackendState::kEjected));
   const std::string ejected = onWorker<std::string>(harness.worker(), [](net::Worker& w) {
-    EXPECT_FALSE(w.backendAt(0, 0).accepting());  // sessions answer with ejectedError()
-    return w.backendAt(0, 0).ejectedError();
+    EXPECT_FALSE(w.backends().at(0, 0).accepting());  // sessions answer with ejectedError()
+    return w.backends().at(0, 0).ejectedError();
   });
   EXPECT_TRUE(ejected.starts_with("-ERR shard s0 (127.0.0.1:" + std::to_string(port) +
                                   ") unavailable: ejected after 2 failures (last: "))
@@ -365,7 +263,7 @@ TEST(BackendConnTest, ARefusingShardIsEjectedAndReadmittedByItsProbe) {
     PongServer server(fd);
     ASSERT_TRUE(reaches(harness.worker(), net::BackendState::kUp));
     EXPECT_TRUE(onWorker<bool>(harness.worker(),
-                               [](net::Worker& w) { return w.backendAt(0, 0).accepting(); }));
+                               [](net::Worker& w) { return w.backends().at(0, 0).accepting(); }));
     const uint64_t ejections = onWorker<uint64_t>(
         harness.worker(), [](net::Worker& w) { return w.stats().shards[0].ejections.get(); });
     EXPECT_EQ(ejections, 1u);

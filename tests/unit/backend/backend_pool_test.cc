@@ -1,0 +1,267 @@
+// BackendPool driven by a real worker against in-process fake shards (tests/fakes): a reload keeps
+// the connections of unchanged shards, gives a moved shard new ones, and lets the replaced
+// connection finish what it was sent before it closes; backend.read_from sends reads to a live
+// replica, to the primary at once when the replica is down (prefer-replica), in turn with the
+// primary (round-robin), or to the replica even when it is down (replica-only); a cluster redirect
+// target is a listed shard's connection or one opened on demand, retired on the next reload; and
+// RESP3 clients get connections of their own, built on first use.
+#include "backend/backend_pool.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backend/backend_conn.h"
+#include "backend/backend_op.h"
+#include "fakes/fake_shards.h"
+#include "fakes/worker_harness.h"
+#include "net/worker.h"
+
+namespace sp::backend {
+namespace {
+
+using fakes::bulk;
+using fakes::configFor;
+using fakes::FakeReplyHandler;
+using fakes::getCommand;
+using fakes::keysOn;
+using fakes::onWorker;
+using fakes::WorkerHarness;
+
+void noViolation(const std::string& what) { ADD_FAILURE() << "fake shard: " << what; }
+
+// No health PINGs during a test: the fakes' command counts then hold only the test's requests.
+void noPings(config::Config& c) { c.backend_ping_interval_ms = 600000; }
+
+size_t connectionCount(BackendPool& pool) {
+  size_t n = 0;
+  pool.forEach([&n](BackendConn&) { ++n; });
+  return n;
+}
+
+// Polls `probe` on the worker's thread until it is true, for up to 10 s.
+bool eventually(net::Worker& worker, const std::function<bool(net::Worker&)>& probe) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (onWorker<bool>(worker, probe)) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+TEST(BackendPoolTest, AReloadKeepsUnchangedShardsAndDrainsTheReplacedConnections) {
+  FakeReplyHandler handler;
+  fakes::FakeShards before(2, noViolation);
+  fakes::FakeShards after(2, noViolation);  // shard 1 moves to after's shard 1 (same slots)
+  WorkerHarness harness(before.topology(), noPings);
+  const std::string key = keysOn(*before.topology(), 1, 1)[0];
+  const route::TopologyPtr moved = route::Topology::evenSplit(
+      {{"s0", "127.0.0.1", before.port(0)}, {"s1", "127.0.0.1", after.port(1)}});
+  InFlightRequest sent_before;
+  InFlightRequest sent_after;
+  struct Seen {
+    bool kept_shard0 = false;
+    bool replaced_shard1 = false;
+    size_t retired = 0;
+  };
+  const Seen seen = onWorker<Seen>(harness.worker(), [&](net::Worker& w) {
+    BackendPool& pool = w.backends();
+    BackendConn* shard0 = &pool.at(0, 0);
+    BackendConn* shard1 = &pool.at(1, 0);
+    shard1->send(getCommand(key), &sent_before, 0);  // in flight across the reload
+    w.applyConfig(configFor(*moved, noPings), moved);
+    Seen s{&pool.at(0, 0) == shard0, &pool.at(1, 0) != shard1, pool.retiredCount()};
+    EXPECT_FALSE(shard1->accepting());  // retired: no new request
+    pool.at(1, 0).send(getCommand(key), &sent_after, 0);
+    return s;
+  });
+  EXPECT_TRUE(seen.kept_shard0);
+  EXPECT_TRUE(seen.replaced_shard1);
+  EXPECT_EQ(seen.retired, 1u);
+  ASSERT_TRUE(handler.catcher.waitFor(2));
+  {
+    std::lock_guard lock(handler.catcher.mu);
+    ASSERT_EQ(handler.catcher.delivered.size(), 2u);
+    for (const auto& d : handler.catcher.delivered) {
+      EXPECT_TRUE(d.request == &sent_before || d.request == &sent_after);
+      EXPECT_EQ(d.reply, bulk("s1|GET " + key));  // the old connection finished its request
+    }
+  }
+  // Each request was served where its connection pointed: the old shard 1 took the one sent
+  // before the reload, the new shard 1 the one after (and nothing else reached the new set).
+  EXPECT_EQ(before.commandsServed(), 1u);
+  EXPECT_EQ(after.commandsServed(), 1u);
+  // Drained, the retired connection closes and is freed.
+  EXPECT_TRUE(eventually(harness.worker(), [](net::Worker& w) {
+    w.backends().sweepRetired();
+    return w.backends().retiredCount() == 0;
+  }));
+}
+
+route::TopologyPtr withReplica(uint16_t primary_port, uint16_t replica_port) {
+  route::ShardAddress shard("s0", "127.0.0.1", primary_port);
+  shard.replicas.emplace_back("s0-replica", "127.0.0.1", replica_port);
+  return route::Topology::evenSplit({shard});
+}
+
+TEST(BackendPoolTest, PreferReplicaReadsGoToALiveReplica) {
+  fakes::FakeShards primary(1, noViolation);
+  fakes::FakeShards replica(1, noViolation);
+  WorkerHarness harness(withReplica(primary.port(0), replica.port(0)), [](config::Config& c) {
+    noPings(c);
+    c.read_from = config::ReadFrom::kPreferReplica;
+  });
+  EXPECT_TRUE(eventually(harness.worker(),
+                         [](net::Worker& w) { return w.backends().forRead(0, 7).replica(); }));
+  // While the replica serves, every read goes to it, never to the primary.
+  EXPECT_TRUE(onWorker<bool>(harness.worker(), [](net::Worker& w) {
+    bool all = true;
+    for (int i = 0; i < 10; ++i) {
+      all = all && w.backends().forRead(0, 7).replica();
+    }
+    return all && !w.backends().primary(0, 7).replica();
+  }));
+}
+
+TEST(BackendPoolTest, PreferReplicaFallsBackToThePrimaryAtOnceWhileTheReplicaIsDown) {
+  fakes::FakeShards primary(1, noViolation);
+  uint16_t refused = 0;
+  const int fd = fakes::boundLoopbackSocket(&refused);
+  ASSERT_GE(fd, 0);
+  WorkerHarness harness(withReplica(primary.port(0), refused), [](config::Config& c) {
+    noPings(c);
+    c.read_from = config::ReadFrom::kPreferReplica;
+  });
+  // From the first request on (the replica still connecting) and after it failed: the primary.
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_TRUE(onWorker<bool>(
+        harness.worker(),
+        [](net::Worker& w) { return &w.backends().forRead(0, 7) == &w.backends().primary(0, 7); }))
+        << "round " << round;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ::close(fd);
+}
+
+TEST(BackendPoolTest, ReplicaOnlyReadsStayOnTheReplicaEvenWhileItIsDown) {
+  fakes::FakeShards primary(1, noViolation);
+  uint16_t refused = 0;
+  const int fd = fakes::boundLoopbackSocket(&refused);
+  ASSERT_GE(fd, 0);
+  WorkerHarness harness(withReplica(primary.port(0), refused), [](config::Config& c) {
+    noPings(c);
+    c.read_from = config::ReadFrom::kReplicaOnly;
+  });
+  EXPECT_TRUE(onWorker<bool>(harness.worker(),
+                             [](net::Worker& w) { return w.backends().forRead(0, 7).replica(); }));
+  ::close(fd);
+}
+
+TEST(BackendPoolTest, RoundRobinReadsAlternateBetweenReplicaAndPrimary) {
+  fakes::FakeShards primary(1, noViolation);
+  fakes::FakeShards replica(1, noViolation);
+  WorkerHarness harness(withReplica(primary.port(0), replica.port(0)), [](config::Config& c) {
+    noPings(c);
+    c.read_from = config::ReadFrom::kRoundRobin;
+  });
+  // Once the replica's connection is up, one of any two picks is the replica.
+  ASSERT_TRUE(eventually(harness.worker(), [](net::Worker& w) {
+    const bool first = w.backends().forRead(0, 7).replica();
+    return w.backends().forRead(0, 7).replica() || first;
+  }));
+  const size_t replicas = onWorker<size_t>(harness.worker(), [](net::Worker& w) {
+    size_t n = 0;
+    for (int i = 0; i < 10; ++i) {
+      n += w.backends().forRead(0, 7).replica() ? 1 : 0;
+    }
+    return n;
+  });
+  EXPECT_EQ(replicas, 5u);
+}
+
+TEST(BackendPoolTest, ARedirectTargetIsAListedShardOrAConnectionOpenedOnDemand) {
+  FakeReplyHandler handler;
+  fakes::FakeShards listed(2, noViolation);
+  fakes::FakeShards unlisted(1, noViolation);
+  WorkerHarness harness(listed.topology(), noPings);
+  InFlightRequest request;
+  struct Seen {
+    bool listed_is_primary = false;
+    bool on_demand_is_new = false;
+    bool on_demand_is_reused = false;
+    bool resp3_is_its_own = false;
+    size_t added = 0;
+  };
+  const Seen seen = onWorker<Seen>(harness.worker(), [&](net::Worker& w) {
+    BackendPool& pool = w.backends();
+    const size_t count = connectionCount(pool);
+    Seen s;
+    s.listed_is_primary =
+        &pool.node("127.0.0.1", listed.port(1), 0, 7, resp::Protocol::kResp2) == &pool.at(1, 0);
+    BackendConn& extra = pool.node("127.0.0.1", unlisted.port(0), 1, 7, resp::Protocol::kResp2);
+    s.on_demand_is_new = &extra != &pool.at(0, 0) && &extra != &pool.at(1, 0);
+    s.on_demand_is_reused =
+        &pool.node("127.0.0.1", unlisted.port(0), 1, 9, resp::Protocol::kResp2) == &extra;
+    s.resp3_is_its_own =
+        &pool.node("127.0.0.1", unlisted.port(0), 1, 7, resp::Protocol::kResp3) != &extra;
+    s.added = connectionCount(pool) - count;
+    extra.send(getCommand("anything"), &request, 0);
+    return s;
+  });
+  EXPECT_TRUE(seen.listed_is_primary);
+  EXPECT_TRUE(seen.on_demand_is_new);
+  EXPECT_TRUE(seen.on_demand_is_reused);
+  EXPECT_TRUE(seen.resp3_is_its_own);
+  EXPECT_EQ(seen.added, 2u);  // the RESP2 and the RESP3 connection to the unlisted node
+  ASSERT_TRUE(handler.catcher.waitFor(1));
+  {
+    std::lock_guard lock(handler.catcher.mu);
+    EXPECT_EQ(handler.catcher.delivered[0].request, &request);
+    EXPECT_EQ(handler.catcher.delivered[0].reply, bulk("s0|GET anything"));
+  }
+  // A reload (same shards, a new topology) retires the on-demand connections; the listed
+  // shards keep theirs.
+  const size_t retired = onWorker<size_t>(harness.worker(), [&](net::Worker& w) {
+    const route::TopologyPtr same = route::Topology::evenSplit(
+        {{"s0", "127.0.0.1", listed.port(0)}, {"s1", "127.0.0.1", listed.port(1)}});
+    const size_t count = connectionCount(w.backends());
+    w.applyConfig(configFor(*same, noPings), same);
+    EXPECT_EQ(connectionCount(w.backends()), count - 2);
+    return w.backends().retiredCount();
+  });
+  EXPECT_EQ(retired, 2u);
+}
+
+TEST(BackendPoolTest, Resp3ClientsGetConnectionsOfTheirOwnBuiltOnFirstUse) {
+  fakes::FakeShards shards(2, noViolation);
+  WorkerHarness harness(shards.topology(), noPings);
+  struct Seen {
+    size_t before = 0;
+    size_t after = 0;
+    bool separate = false;
+    bool stable = false;
+  };
+  const Seen seen = onWorker<Seen>(harness.worker(), [](net::Worker& w) {
+    BackendPool& pool = w.backends();
+    Seen s;
+    s.before = connectionCount(pool);
+    BackendConn& resp3 = pool.primary(1, 7, resp::Protocol::kResp3);
+    s.after = connectionCount(pool);
+    s.separate = &resp3 != &pool.primary(1, 7, resp::Protocol::kResp2);
+    s.stable = &pool.primary(1, 7, resp::Protocol::kResp3) == &resp3;
+    return s;
+  });
+  EXPECT_EQ(seen.before, 2u);
+  EXPECT_EQ(seen.after, 3u);  // shard 1's RESP3 connection only
+  EXPECT_TRUE(seen.separate);
+  EXPECT_TRUE(seen.stable);
+}
+
+}  // namespace
+}  // namespace sp::backend
