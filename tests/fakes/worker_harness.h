@@ -58,10 +58,10 @@ class FakeReplyHandler {
  public:
   FakeReplyHandler() {
     detail::g_catcher = &catcher;
-    previous_ = backend::setReplyHandler(&detail::catchReply);
+    previous_ = backend::reply_handler.set(&detail::catchReply);
   }
   ~FakeReplyHandler() {
-    backend::setReplyHandler(previous_);
+    backend::reply_handler.set(previous_);
     detail::g_catcher = nullptr;
   }
   FakeReplyHandler(const FakeReplyHandler&) = delete;

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "backend/cluster_redirector.h"
 #include "backend/send_queue.h"
 #include "backend/stream_socket.h"
 #include "core/assert.h"
@@ -507,10 +508,11 @@ void BackendConn::complete(std::string_view reply) {
 
 void BackendConn::deliver(InFlightRequest* request, uint32_t fragment, std::string_view reply) {
   if (worker_.config().cluster_mode && resp::isError(reply)) {
-    if (isRedirect(reply) && worker_.redirect(request, fragment, reply)) {
+    if (isRedirect(reply) && worker_.redirector().redirect(request, fragment, reply)) {
       return;  // sent again to the node the cluster named
     }
-    if (reply.starts_with("-TRYAGAIN") && worker_.retryLater(request, fragment, address_, reply)) {
+    if (reply.starts_with("-TRYAGAIN") &&
+        worker_.redirector().retryLater(request, fragment, address_, reply)) {
       return;  // sent here again after a pause
     }
   }

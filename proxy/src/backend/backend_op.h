@@ -1,7 +1,8 @@
 // What a shard connection knows of the requests it carries: InFlightRequest (the part of a client
-// request it reads and times), BackendOp (one entry of its FIFO of sent commands), and the reply
-// handler through which it hands every reply back. The session layer above implements the
-// handler and extends InFlightRequest into its PendingRequest; nothing here names it.
+// request it reads and times), BackendOp (one entry of its FIFO of sent commands), the reply
+// handler through which it hands every reply back, and the lookup through which a cluster
+// redirect finds what to send again. The session layer above implements the handler and the lookup
+// and extends InFlightRequest into its PendingRequest; nothing here names it.
 #pragma once
 
 #include <atomic>
@@ -9,6 +10,7 @@
 #include <string_view>
 
 #include "resp/command_table.h"
+#include "resp/protocol.h"
 
 namespace sp::net {
 class Worker;
@@ -60,24 +62,50 @@ struct BackendOp {
 using ReplyHandler = void (*)(net::Worker& worker, InFlightRequest* request, uint32_t fragment,
                               std::string_view reply);
 
-namespace detail {
-inline std::atomic<ReplyHandler> reply_handler{nullptr};
-}
+// Cluster mode, per fragment: MOVED/ASK followed and TRYAGAIN retried so far. Each fragment has
+// its own budget: a split over many moved slots gets one MOVED per fragment.
+struct ClusterTries {
+  uint32_t redirects = 0;
+  uint32_t retries = 0;
+};
 
-// Installs `handler`; returns the one it replaces.
-inline ReplyHandler setReplyHandler(ReplyHandler handler) {
-  return detail::reply_handler.exchange(handler, std::memory_order_relaxed);
-}
+// Cluster mode: what sending a fragment again (after MOVED, ASK or TRYAGAIN) needs of its request.
+struct Resend {
+  std::string_view bytes;  // the fragment's command as it was sent
+  ClusterTries* tries;     // the fragment's counts, updated by the redirector
+  uint64_t client_id;      // picks the client's connection to a listed shard
+  resp::Protocol protocol;
+  uint16_t shard;  // the request's shard: statistics of a connection opened on demand
+};
 
-// Installs `handler` unless one is installed already.
-inline void installReplyHandlerOnce(ReplyHandler handler) {
-  ReplyHandler none = nullptr;
-  detail::reply_handler.compare_exchange_strong(none, handler, std::memory_order_relaxed);
-}
+// Fills `out` and returns true when fragment `fragment` of `request` can be sent again: its
+// client is still there and its bytes were kept. Installed, like the reply handler, by the layer
+// that owns the requests.
+using ResendLookup = bool (*)(InFlightRequest* request, uint32_t fragment, Resend* out);
+
+// A process-wide function installed by the layer above (or a test's fake).
+template <typename Fn>
+class Hook {
+ public:
+  // Installs `fn`; returns the one it replaces.
+  Fn set(Fn fn) { return fn_.exchange(fn, std::memory_order_relaxed); }
+  // Installs `fn` unless one is installed already.
+  void installOnce(Fn fn) {
+    Fn none = nullptr;
+    fn_.compare_exchange_strong(none, fn, std::memory_order_relaxed);
+  }
+  Fn get() const { return fn_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<Fn> fn_{nullptr};
+};
+
+inline Hook<ReplyHandler> reply_handler;
+inline Hook<ResendLookup> resend_lookup;
 
 inline void deliverReply(net::Worker& worker, InFlightRequest* request, uint32_t fragment,
                          std::string_view reply) {
-  detail::reply_handler.load(std::memory_order_relaxed)(worker, request, fragment, reply);
+  reply_handler.get()(worker, request, fragment, reply);
 }
 
 }  // namespace sp::backend

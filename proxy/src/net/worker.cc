@@ -13,6 +13,7 @@
 
 #include "backend/backend_conn.h"
 #include "backend/backend_pool.h"
+#include "backend/cluster_redirector.h"
 #include "backend/dedicated_conn.h"
 #include "core/allocator.h"
 #include "core/assert.h"
@@ -30,12 +31,6 @@ constexpr uint64_t kTrimIntervalMs = 1000;
 // Buffer bytes freed (per worker) past which the allocator is asked to give free memory back to
 // the system, once a trim interval passes with less than this freed.
 constexpr size_t kReturnMemoryAfterBytes = 1 << 20;
-// -TRYAGAIN (a multi-key command on a slot whose keys are half migrated): the fragment goes
-// again to the same node after 2, 4, 8 ... ms (at most 100 ms apart), up to 10 times (about
-// half a second in all), then the client gets the TRYAGAIN.
-constexpr uint64_t kTryAgainFirstDelayMs = 2;
-constexpr uint64_t kTryAgainMaxDelayMs = 100;
-constexpr uint32_t kTryAgainRetries = 10;
 constexpr int kListenBacklog = 4096;
 // Connections accepted per readable event; the socket stays readable, so the rest follow after
 // the loop has served the other connections.
@@ -79,7 +74,8 @@ Worker::Worker(int index, ProxyContext& context, std::vector<ListenSocket> liste
       dedicated_(std::make_unique<backend::DedicatedPool>(*this)) {
   // The shard connections hand their replies to the sessions (the same handler for every worker;
   // a test's fake, installed first, stays).
-  backend::installReplyHandlerOnce(&session::ClientSession::onBackendReply);
+  backend::reply_handler.installOnce(&session::ClientSession::onBackendReply);
+  backend::resend_lookup.installOnce(&session::ClientSession::resendOf);
   for (const ListenSocket& socket : listen) {
     sockaddr_storage addr{};
     socklen_t len = sizeof addr;
@@ -98,9 +94,11 @@ Worker::Worker(int index, ProxyContext& context, std::vector<ListenSocket> liste
                 [](uv_async_t* a) { static_cast<Worker*>(a->data)->onMailbox(); });
   mailbox_async_.data = this;
   backends_ = std::make_unique<backend::BackendPool>(*this);
+  redirector_ = std::make_unique<backend::ClusterRedirector>(*this, *backends_);
 }
 
 Worker::~Worker() {
+  redirector_.reset();
   backends_.reset();
   uv_loop_close(&loop_);
 }
@@ -223,8 +221,10 @@ void Worker::run() {
   drain_timer_.data = this;
   uv_timer_init(&loop_, &ping_timer_);
   ping_timer_.data = this;
-  uv_timer_init(&loop_, &retry_timer_);
-  retry_timer_.data = this;
+  redirector_->start();
+  replies_later_.init(&loop_, [this](DeferredReply& r) {
+    session::ClientSession::onBackendReply(*this, r.request, 0, r.reply);
+  });
   startPingTimer();
   uv_timer_init(&loop_, &trim_timer_);
   trim_timer_.data = this;
@@ -409,129 +409,12 @@ void Worker::requestTopologyRefresh() {
   }
 }
 
-session::PendingRequest::ClusterTries* Worker::clusterTries(session::PendingRequest* request,
-                                                            uint32_t fragment) {
-  if (request->owner == nullptr || fragment >= request->sent.size()) {
-    return nullptr;  // the client has gone, or nothing was kept to send again
-  }
-  if (request->tries.size() < request->sent.size()) {
-    request->tries.resize(request->sent.size());
-  }
-  return &request->tries[fragment];
-}
-
-bool Worker::redirect(backend::InFlightRequest* in_flight, uint32_t fragment,
-                      std::string_view reply) {
-  // "-MOVED 3999 127.0.0.1:6381\r\n" or "-ASK 3999 127.0.0.1:6381\r\n"
-  auto* request = static_cast<session::PendingRequest*>(in_flight);
-  session::PendingRequest::ClusterTries* tries = clusterTries(request, fragment);
-  if (tries == nullptr || tries->redirects >= config_->max_redirects) {
-    return false;
-  }
-  const bool ask = reply[1] == 'A';
-  std::string_view rest = reply.substr(ask ? 5 : 7);
-  rest = rest.substr(0, rest.size() - 2);
-  const size_t space = rest.find(' ');
-  const size_t colon = rest.rfind(':');
-  if (space == std::string_view::npos || colon == std::string_view::npos || colon < space) {
-    return false;
-  }
-  const std::string host(rest.substr(space + 1, colon - space - 1));
-  unsigned port = 0;
-  for (char c : rest.substr(colon + 1)) {
-    if (c < '0' || c > '9' || port > 65535) {
-      return false;
-    }
-    port = port * 10 + static_cast<unsigned>(c - '0');
-  }
-  if (port == 0 || port > 65535) {
-    return false;
-  }
-  ++tries->redirects;
-  if (!ask) {
-    requestTopologyRefresh();
-  }
-  sendToNode(request, fragment, host, static_cast<uint16_t>(port), ask);
-  return true;
-}
-
-bool Worker::retryLater(backend::InFlightRequest* in_flight, uint32_t fragment,
-                        const route::ShardAddress& node, std::string_view reply) {
-  auto* request = static_cast<session::PendingRequest*>(in_flight);
-  session::PendingRequest::ClusterTries* tries = clusterTries(request, fragment);
-  if (tries == nullptr || tries->retries >= kTryAgainRetries || closed_) {
-    return false;
-  }
-  const uint64_t delay = std::min(kTryAgainFirstDelayMs << tries->retries, kTryAgainMaxDelayMs);
-  ++tries->retries;
-  const uint64_t due = uv_now(&loop_) + delay;
-  retries_.push_back(
-      DeferredRetry{request, fragment, node.host, node.port, due, std::string(reply)});
-  if (!uv_is_active(reinterpret_cast<uv_handle_t*>(&retry_timer_)) || due < retry_timer_due_) {
-    armRetryTimer(due);
-  }
-  return true;
-}
-
 void Worker::replyLater(session::PendingRequest* request, uint64_t delay_ms, std::string reply) {
   if (closed_) {
     session::ClientSession::onBackendReply(*this, request, 0, reply);
     return;
   }
-  const uint64_t due = uv_now(&loop_) + delay_ms;
-  retries_.push_back(DeferredRetry{request, 0, std::string(), 0, due, std::move(reply)});
-  if (!uv_is_active(reinterpret_cast<uv_handle_t*>(&retry_timer_)) || due < retry_timer_due_) {
-    armRetryTimer(due);
-  }
-}
-
-void Worker::armRetryTimer(uint64_t due_ms) {
-  const uint64_t now = uv_now(&loop_);
-  retry_timer_due_ = due_ms;
-  uv_timer_start(
-      &retry_timer_, [](uv_timer_t* t) { static_cast<Worker*>(t->data)->onRetryTimer(); },
-      due_ms > now ? due_ms - now : 0, 0);
-}
-
-void Worker::onRetryTimer() {
-  const uint64_t now = uv_now(&loop_);
-  std::vector<DeferredRetry> due;
-  std::vector<DeferredRetry> later;
-  uint64_t next = UINT64_MAX;
-  for (DeferredRetry& r : retries_) {
-    if (r.due_ms > now) {
-      next = std::min(next, r.due_ms);
-      later.push_back(std::move(r));
-    } else {
-      due.push_back(std::move(r));
-    }
-  }
-  retries_.swap(later);
-  if (!retries_.empty()) {
-    armRetryTimer(next);
-  }
-  for (DeferredRetry& r : due) {
-    if (r.request->owner == nullptr || r.host.empty()) {
-      session::ClientSession::onBackendReply(*this, r.request, r.fragment, r.reply);
-    } else {
-      sendToNode(r.request, r.fragment, r.host, r.port, false);
-    }
-  }
-}
-
-void Worker::sendToNode(session::PendingRequest* request, uint32_t fragment,
-                        const std::string& host, uint16_t port, bool asking) {
-  const uint64_t client_id = request->owner->id();
-  backend::BackendConn* target =
-      &backends_->node(host, port, request->shard, client_id, request->protocol);
-  if (!target->accepting()) {
-    session::ClientSession::onBackendReply(*this, request, fragment, target->ejectedError());
-    return;
-  }
-  if (asking) {
-    target->sendAsking();
-  }
-  target->send(request->sent[fragment], request, fragment);
+  replies_later_.push(delay_ms, DeferredReply{request, std::move(reply)});
 }
 
 // Work deferred to the check phase must not wait for the poll phase: a PING queued by the ping
@@ -664,11 +547,10 @@ void Worker::closeEverything() {
   for (session::ClientSession* s : sessions) {
     s->close(CloseReason::kShutdown);
   }
-  // Their clients have gone: answering the waiting retries releases the requests.
-  std::vector<DeferredRetry> retries;
-  retries.swap(retries_);
-  for (DeferredRetry& r : retries) {
-    session::ClientSession::onBackendReply(*this, r.request, r.fragment, r.reply);
+  // Their clients have gone: answering the waiting retries and replies releases the requests.
+  redirector_->shutdown();
+  for (DeferredReply& r : replies_later_.close()) {
+    session::ClientSession::onBackendReply(*this, r.request, 0, r.reply);
   }
   dedicated_->shutdown();
   backends_->shutdown();
@@ -678,8 +560,6 @@ void Worker::closeEverything() {
   uv_close(reinterpret_cast<uv_handle_t*>(&ping_timer_), nullptr);
   uv_timer_stop(&trim_timer_);
   uv_close(reinterpret_cast<uv_handle_t*>(&trim_timer_), nullptr);
-  uv_timer_stop(&retry_timer_);
-  uv_close(reinterpret_cast<uv_handle_t*>(&retry_timer_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&accept_timer_), nullptr);
   uv_timer_stop(&idle_timer_);
   uv_close(reinterpret_cast<uv_handle_t*>(&idle_timer_), nullptr);

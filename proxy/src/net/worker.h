@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <thread>
 #include <unordered_map>
@@ -21,6 +22,7 @@
 #include "core/buffer.h"
 #include "core/intrusive_queue.h"
 #include "core/log.h"
+#include "net/deferred_queue.h"
 #include "net/listener.h"
 #include "net/proxy_context.h"
 #include "net/slow_log.h"
@@ -33,6 +35,7 @@
 namespace sp::backend {
 class BackendConn;
 class BackendPool;
+class ClusterRedirector;
 class DedicatedPool;
 }  // namespace sp::backend
 namespace sp::session {
@@ -107,15 +110,8 @@ class Worker {
   // This worker's connections to its shards (backend/backend_pool.h).
   backend::BackendPool& backends() { return *backends_; }
 
-  // Cluster mode: follows a -MOVED/-ASK reply by sending the request (fragment) again to the node
-  // it names, within backend.max_redirects. False when it was not followed: the caller delivers
-  // the reply as it is.
-  bool redirect(backend::InFlightRequest* request, uint32_t fragment, std::string_view reply);
-  // Cluster mode: answers a -TRYAGAIN by sending the fragment to `node` again after a short
-  // pause (2 ms, doubling up to 100 ms), up to 10 times per fragment. False when the retries are
-  // spent: the caller delivers the TRYAGAIN.
-  bool retryLater(backend::InFlightRequest* request, uint32_t fragment,
-                  const route::ShardAddress& node, std::string_view reply);
+  // Cluster mode: MOVED, ASK and TRYAGAIN (backend/cluster_redirector.h).
+  backend::ClusterRedirector& redirector() { return *redirector_; }
   // Cluster mode: asks the topology watcher for a CLUSTER SLOTS refresh soon.
   void requestTopologyRefresh();
   // Completes `request` with `reply` after delay_ms, in its place in its client's FIFO (a failed
@@ -169,15 +165,6 @@ class Worker {
   void onMailbox();
   void closeEverything();
   void applyLimits();  // parser limits and slow log from config_
-  // Cluster mode: the fragment's redirect and retry counts; nullptr when it cannot be sent again.
-  session::PendingRequest::ClusterTries* clusterTries(session::PendingRequest* request,
-                                                      uint32_t fragment);
-  // Cluster mode: sends the kept bytes of a fragment to the node at host:port (a listed shard's
-  // connection, or one opened on demand), with ASKING first when `asking`.
-  void sendToNode(session::PendingRequest* request, uint32_t fragment, const std::string& host,
-                  uint16_t port, bool asking);
-  void armRetryTimer(uint64_t due_ms);  // loop time
-  void onRetryTimer();
   void startPingTimer();
 
   int index_;
@@ -229,19 +216,13 @@ class Worker {
   std::unique_ptr<backend::DedicatedPool> dedicated_;
 
   std::unique_ptr<backend::BackendPool> backends_;
-  // Cluster mode: fragments answered -TRYAGAIN, waiting for retry_timer_ to send them again; and
-  // replies held back by replyLater (host empty), delivered when due.
-  struct DeferredRetry {
+  std::unique_ptr<backend::ClusterRedirector> redirector_;
+  // Replies held back by replyLater, delivered when due (or at once when the worker closes).
+  struct DeferredReply {
     session::PendingRequest* request;
-    uint32_t fragment;
-    std::string host;
-    uint16_t port;
-    uint64_t due_ms;    // loop time
-    std::string reply;  // the TRYAGAIN, answered if the client goes or the worker closes
+    std::string reply;
   };
-  std::vector<DeferredRetry> retries_;
-  uv_timer_t retry_timer_{};
-  uint64_t retry_timer_due_ = 0;  // while retry_timer_ is active
+  DeferredQueue<DeferredReply> replies_later_;
   std::unordered_set<session::ClientSession*> sessions_;
   std::vector<session::ClientSession*> dirty_sessions_;
   std::vector<backend::BackendConn*> dirty_backends_;

@@ -374,6 +374,20 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
   request->outstanding = 1;
 }
 
+bool ClientSession::resendOf(backend::InFlightRequest* in_flight, uint32_t fragment,
+                             backend::Resend* out) {
+  auto* request = static_cast<PendingRequest*>(in_flight);
+  if (request->owner == nullptr || fragment >= request->sent.size()) {
+    return false;  // the client has gone, or nothing was kept to send again
+  }
+  if (request->tries.size() < request->sent.size()) {
+    request->tries.resize(request->sent.size());
+  }
+  *out = backend::Resend{request->sent[fragment], &request->tries[fragment], request->owner->id(),
+                         request->protocol, request->shard};
+  return true;
+}
+
 void ClientSession::onBackendReply(net::Worker& worker, backend::InFlightRequest* in_flight,
                                    uint32_t fragment, std::string_view reply) {
   auto* request = static_cast<PendingRequest*>(in_flight);

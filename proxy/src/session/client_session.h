@@ -97,6 +97,10 @@ class ClientSession {
   // nothing refers to it.
   static void onBackendReply(net::Worker& worker, backend::InFlightRequest* in_flight,
                              uint32_t fragment, std::string_view reply);
+  // The shard connections' resend lookup (backend::Resend): what a cluster redirect sends again
+  // for fragment `fragment` of `request`; false once its client has gone or nothing was kept.
+  static bool resendOf(backend::InFlightRequest* in_flight, uint32_t fragment,
+                       backend::Resend* out);
 
  private:
   ~ClientSession() = default;

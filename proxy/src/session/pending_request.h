@@ -35,13 +35,8 @@ struct PendingRequest : backend::InFlightRequest {
   // MOVED or ASK reply can be followed by sending them again elsewhere.
   std::vector<std::string> sent;
   // Cluster mode, per fragment (sized on the first redirect): MOVED/ASK followed and TRYAGAIN
-  // retried so far. Each fragment has its own budget: a split over many moved slots gets one
-  // MOVED per fragment.
-  struct ClusterTries {
-    uint32_t redirects = 0;
-    uint32_t retries = 0;
-  };
-  std::vector<ClusterTries> tries;
+  // retried so far.
+  std::vector<backend::ClusterTries> tries;
 
   void reset() {
     owner = nullptr;
