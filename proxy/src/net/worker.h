@@ -87,10 +87,6 @@ class Worker {
   ObjectPool<session::PendingRequest>& requests() { return requests_; }
   ObjectPool<backend::BackendOp>& ops() { return ops_; }
   LogLimiter& logLimiter() { return log_limiter_; }
-  route::RoutePlan& scratchPlan() { return plan_; }
-  std::vector<uint32_t>& scratchKeys() { return keys_; }
-  std::string& scratchCommand() { return command_; }
-  resp::RequestFrame& scratchFrame() { return frame_; }
   const resp::ParserLimits& parserLimits() const { return parser_limits_; }
   // backend.slow_commands: a request of one of these waits up to backend.slow_timeout_ms.
   bool slowCommand(const resp::CommandInfo* cmd) const { return slow_commands_.contains(cmd); }
@@ -202,10 +198,6 @@ class Worker {
   ObjectPool<session::PendingRequest> requests_;
   ObjectPool<backend::BackendOp> ops_;
   LogLimiter log_limiter_;
-  route::RoutePlan plan_;
-  std::vector<uint32_t> keys_;
-  std::string command_;
-  resp::RequestFrame frame_;
   resp::ParserLimits parser_limits_;
   resp::CommandSet slow_commands_;
   SlowLog slow_log_;

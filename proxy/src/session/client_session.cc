@@ -224,7 +224,7 @@ size_t ClientSession::processInput(std::string_view data) {
       break;
     }
     size_t consumed = 0;
-    resp::RequestFrame& frame = worker_.scratchFrame();
+    thread_local resp::RequestFrame frame;  // scratch, reused
     resp::ParseStatus st = parser_.parse(data.substr(offset), &consumed, &frame);
     if (st == resp::ParseStatus::kIncomplete) {
       break;
@@ -311,9 +311,9 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
     replyNow(reply, close_after, localReplyShape(*cmd));
     return;
   }
-  std::vector<uint32_t>& keys = worker_.scratchKeys();
+  thread_local std::vector<uint32_t> keys;  // scratch, reused
   keys.clear();
-  route::RoutePlan& plan = worker_.scratchPlan();
+  thread_local route::RoutePlan plan;  // scratch, reused
   if (!resp::extractKeys(*cmd, args, &keys)) {
     if (!shardJudgesMalformedKeys(*cmd)) {
       refuse(resp::err::wrongArity(cmd->name));
@@ -360,7 +360,7 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
   }
   std::string_view bytes = raw;
   if (frame.is_inline) {
-    std::string& command = worker_.scratchCommand();
+    thread_local std::string command;  // scratch, reused
     command.clear();
     resp::appendCommand(command, args);
     bytes = command;

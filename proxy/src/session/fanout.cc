@@ -24,7 +24,7 @@ void sendSplit(net::Worker& worker, uint64_t client_id, PendingRequest* request,
     request->key_fragment.resize(keys.size());
     request->key_position.resize(keys.size());
   }
-  std::string& command = worker.scratchCommand();
+  thread_local std::string command;  // scratch, reused
   for (size_t f = 0; f < fragments; ++f) {
     const uint16_t shard = plan.fragment_shard[f];
     backend::BackendConn& conn =

@@ -215,7 +215,7 @@ std::string_view SessionState::commandBytes(const resp::RequestFrame& frame, std
   if (!frame.is_inline) {
     return raw;
   }
-  std::string& command = worker().scratchCommand();
+  thread_local std::string command;  // scratch, reused
   command.clear();
   resp::appendCommand(command, frame.args);
   return command;
@@ -261,7 +261,7 @@ SessionState::Verdict SessionState::onBlocking(const resp::RequestFrame& frame,
     refuse(error);
     return Verdict::kHandled;
   }
-  std::vector<uint32_t>& keys = worker().scratchKeys();
+  thread_local std::vector<uint32_t> keys;  // scratch, reused
   keys.clear();
   if (!resp::extractKeys(cmd, args, &keys)) {
     if (shardJudgesMalformedKeys(cmd)) {
@@ -271,7 +271,7 @@ SessionState::Verdict SessionState::onBlocking(const resp::RequestFrame& frame,
     refuse(resp::err::wrongArity(cmd.name));
     return Verdict::kHandled;
   }
-  route::RoutePlan& plan = worker().scratchPlan();
+  thread_local route::RoutePlan plan;  // scratch, reused
   route::planRoute(cmd, args, keys, worker().topology(), &plan);
   if (plan.kind == route::RouteKind::kCrossSlot) {
     refuse(crossSlotError(cmd, args, keys, worker().topology()));
@@ -289,10 +289,10 @@ SessionState::Verdict SessionState::onPinnedShard(const resp::RequestFrame& fram
                                                   const resp::CommandInfo& cmd) {
   // While WATCH holds a connection, commands for its shard use it too, in order with WATCH.
   std::span<const std::string_view> args(frame.args);
-  std::vector<uint32_t>& keys = worker().scratchKeys();
+  thread_local std::vector<uint32_t> keys;  // scratch, reused
   keys.clear();
   if (requestError(&cmd, args).empty() && resp::extractKeys(cmd, args, &keys)) {
-    route::RoutePlan& plan = worker().scratchPlan();
+    thread_local route::RoutePlan plan;  // scratch, reused
     route::planRoute(cmd, args, keys, worker().topology(), &plan);
     if (plan.kind == route::RouteKind::kSingle && plan.shard == pinned_->shard()) {
       return sendOnConn(&pinned_, plan.shard, cmd, commandBytes(frame, raw), false);

@@ -116,7 +116,7 @@ SessionState::Verdict SessionState::onTransactionCommand(const resp::RequestFram
     abortTransaction(resp::err::kNotInTransaction);
     return Verdict::kHandled;
   }
-  std::vector<uint32_t>& keys = worker().scratchKeys();
+  thread_local std::vector<uint32_t> keys;  // scratch, reused
   keys.clear();
   const bool keys_found = resp::extractKeys(*cmd, args, &keys);
   if (!keys_found && !shardJudgesMalformedKeys(*cmd)) {
@@ -297,7 +297,7 @@ SessionState::Verdict SessionState::onDiscard(std::string_view raw, const resp::
 SessionState::Verdict SessionState::onWatch(const resp::RequestFrame& frame, std::string_view raw,
                                             const resp::CommandInfo& cmd) {
   std::span<const std::string_view> args(frame.args);
-  std::vector<uint32_t>& keys = worker().scratchKeys();
+  thread_local std::vector<uint32_t> keys;  // scratch, reused
   keys.clear();
   if (!resp::extractKeys(cmd, args, &keys) || keys.empty()) {
     refuse(resp::err::wrongArity(cmd.name));
