@@ -150,7 +150,7 @@ void BackendConn::onConnected(int status) {
     }
     uv_timer_start(&timer_, &BackendConn::onTimerCb, worker_.config().backend_connect_timeout_ms,
                    0);
-    worker_.markDirty(this);  // the ClientHello
+    worker_.flushes().markShard(this);  // the ClientHello
     return;
   }
   linkUp();
@@ -192,7 +192,7 @@ void BackendConn::linkUp() {
     armRequestTimer();
   }
   if (!out_.empty()) {
-    worker_.markDirty(this);
+    worker_.flushes().markShard(this);
   }
 }
 
@@ -243,7 +243,7 @@ void BackendConn::queue(std::string_view bytes, InFlightRequest* request, uint32
   }
   stats_.inflight.add();
   if (link_ == Link::kUp) {
-    worker_.markDirty(this);
+    worker_.flushes().markShard(this);
     if (was_empty) {
       startStallClock();  // nothing was outstanding: the clock starts now
       armRequestTimer();
@@ -371,7 +371,7 @@ void BackendConn::onWriteCb(uv_write_t* req, int status) {
   // take the rest.
   self->stall_.restart(freshNowMs(self->worker_.loop()), 0, kernelSendQueue(&self->socket_.handle));
   if (!self->out_.empty() || (self->tls_ != nullptr && self->tls_->pendingCipher() > 0)) {
-    self->worker_.markDirty(self);
+    self->worker_.flushes().markShard(self);
   }
 }
 
@@ -583,7 +583,7 @@ bool BackendConn::decryptTls(size_t nread) {
     return false;
   }
   if (tls_->pendingCipher() > 0) {
-    worker_.markDirty(this);  // handshake records
+    worker_.flushes().markShard(this);  // handshake records
   }
   if (link_ == Link::kConnecting) {
     if (!tls_->handshakeDone()) {

@@ -29,6 +29,7 @@
 #include "backend/stream_socket.h"
 #include "core/buffer.h"
 #include "core/intrusive_queue.h"
+#include "net/flush_batch.h"
 #include "net/worker_stats.h"
 #include "resp/protocol.h"
 #include "resp/reply_reader.h"
@@ -47,7 +48,7 @@ struct Credentials {
   std::string password;
 };
 
-class BackendConn {
+class BackendConn final : public net::Flushable {
  public:
   // `protocol` kResp3: HELLO 3 follows AUTH on every (re)connect, for RESP3 clients' requests.
   BackendConn(net::Worker& worker, uint16_t shard, route::ShardAddress address,
@@ -86,12 +87,11 @@ class BackendConn {
   // Cluster mode: ASKING ahead of the next request (after an -ASK redirect). Requires accepting().
   void sendAsking();
 
-  void flush();  // called by the worker's check phase when dirty
-  void ping();   // health check, from the worker's ping timer
+  void flush() override;  // the worker's check phase (net::FlushBatch), when dirty
+  void ping();            // health check, from the worker's ping timer
   // Gives back the memory of buffers that grew past kBufferKeepBytes for a large value and hold
   // little now; returns the bytes given back. From the worker's periodic trim, never per request.
   size_t trimBuffers();
-  bool dirty = false;
 
   net::BackendState state() const;
   bool replica() const { return replica_; }

@@ -1,4 +1,4 @@
-// Worker thread: accept, batched flush in the check phase, health pings, drain and shutdown.
+// Worker thread: accept, health pings, timers, drain and shutdown.
 #include "net/worker.h"
 
 #include <fcntl.h>
@@ -213,10 +213,7 @@ void Worker::run() {
   uv_timer_init(&loop_, &idle_timer_);
   idle_timer_.data = this;
   startIdleTimer();
-  uv_check_init(&loop_, &check_);
-  check_.data = this;
-  uv_check_start(&check_, [](uv_check_t* c) { static_cast<Worker*>(c->data)->onCheck(); });
-  uv_idle_init(&loop_, &idle_);
+  flushes_.start(&loop_);
   uv_timer_init(&loop_, &drain_timer_);
   drain_timer_.data = this;
   uv_timer_init(&loop_, &ping_timer_);
@@ -417,74 +414,6 @@ void Worker::replyLater(session::PendingRequest* request, uint64_t delay_ms, std
   replies_later_.push(delay_ms, DeferredReply{request, std::move(reply)});
 }
 
-// Work deferred to the check phase must not wait for the poll phase: a PING queued by the ping
-// timer, or a reply produced by a timer or the mailbox, would otherwise sit until the poll
-// returned for some other reason (up to the next timer, i.e. the request timeout). The idle
-// handle makes the coming poll not block; onCheck stops it once everything is flushed.
-void Worker::wakeForFlush() {
-  if (!idle_active_ && !closed_) {
-    idle_active_ = true;
-    uv_idle_start(&idle_, [](uv_idle_t*) {});
-  }
-}
-
-void Worker::markDirty(session::ClientSession* s) {
-  if (!s->dirty) {
-    s->dirty = true;
-    dirty_sessions_.push_back(s);
-    wakeForFlush();
-  }
-}
-
-void Worker::markDirty(backend::BackendConn* b) {
-  if (!b->dirty) {
-    b->dirty = true;
-    dirty_backends_.push_back(b);
-    wakeForFlush();
-  }
-}
-
-void Worker::markResume(session::ClientSession* s) {
-  if (!s->resume_pending) {
-    s->resume_pending = true;
-    resume_sessions_.push_back(s);
-    wakeForFlush();
-  }
-}
-
-void Worker::onCheck() {
-  // Everything parsed this turn has been queued; send it, one write per connection. Flushing can
-  // produce more work (a failed backend answers its FIFO), so go round a few times.
-  for (int round = 0; round < 8; ++round) {
-    if (resume_sessions_.empty() && dirty_backends_.empty() && dirty_sessions_.empty()) {
-      break;
-    }
-    flush_scratch_.swap(resume_sessions_);
-    for (session::ClientSession* s : flush_scratch_) {
-      s->resume();
-    }
-    flush_scratch_.clear();
-    flush_backend_scratch_.swap(dirty_backends_);
-    for (backend::BackendConn* b : flush_backend_scratch_) {
-      b->flush();
-    }
-    flush_backend_scratch_.clear();
-    flush_scratch_.swap(dirty_sessions_);
-    for (session::ClientSession* s : flush_scratch_) {
-      s->flush();
-    }
-    flush_scratch_.clear();
-  }
-  const bool pending =
-      !resume_sessions_.empty() || !dirty_backends_.empty() || !dirty_sessions_.empty();
-  if (pending && !closed_) {
-    wakeForFlush();
-  } else if (idle_active_) {
-    idle_active_ = false;
-    uv_idle_stop(&idle_);
-  }
-}
-
 void Worker::onPingTimer() {
   backends_->forEach([](backend::BackendConn& conn) { conn.ping(); });
   backends_->sweepRetired();
@@ -567,11 +496,7 @@ void Worker::closeEverything() {
     ::close(spare_fd_);
     spare_fd_ = -1;
   }
-  uv_check_stop(&check_);
-  uv_close(reinterpret_cast<uv_handle_t*>(&check_), nullptr);
-  idle_active_ = false;
-  uv_idle_stop(&idle_);
-  uv_close(reinterpret_cast<uv_handle_t*>(&idle_), nullptr);
+  flushes_.close();
   uv_close(reinterpret_cast<uv_handle_t*>(&stop_async_), nullptr);
   {
     std::lock_guard<std::mutex> lock(mailbox_mu_);

@@ -1,8 +1,8 @@
 // Worker: one thread, one uv loop, one SO_REUSEPORT listener, its own client sessions and its own
 // connections to every shard. Nothing on the request path is shared with another worker.
 //
-// Output is batched: sessions and backend connections that have bytes to send mark themselves
-// dirty, and a uv_check_t (after every I/O callback of the loop turn) flushes each with one write.
+// Output is batched (net/flush_batch.h): sessions and shard connections that have bytes to send
+// mark themselves, and the check phase of each loop turn flushes each with one write.
 #pragma once
 
 #include <uv.h>
@@ -23,6 +23,7 @@
 #include "core/intrusive_queue.h"
 #include "core/log.h"
 #include "net/deferred_queue.h"
+#include "net/flush_batch.h"
 #include "net/listener.h"
 #include "net/proxy_context.h"
 #include "net/slow_log.h"
@@ -116,9 +117,8 @@ class Worker {
   // limits.tcp_keepalive on a connected client or shard connection.
   void setKeepAlive(uv_tcp_t* tcp) const;
 
-  void markDirty(session::ClientSession* s);
-  void markDirty(backend::BackendConn* b);
-  void markResume(session::ClientSession* s);  // re-process buffered input in the check phase
+  // Output batching: connections with bytes to send (or input to resume) mark themselves here.
+  FlushBatch& flushes() { return flushes_; }
 
   void sessionClosed(session::ClientSession* s);
   size_t sessionCount() const { return sessions_.size(); }
@@ -150,8 +150,6 @@ class Worker {
   void pauseAccepting();  // for kAcceptPauseMs, when accept fails and cannot be answered
   void startIdleTimer();  // limits.timeout: the idle-client sweep, or none
   void onIdleTimer();
-  void onCheck();
-  void wakeForFlush();
   void onStopRequested();
   void onDrainTimer();
   void onPingTimer();
@@ -174,7 +172,6 @@ class Worker {
   int spare_fd_ = -1;          // /dev/null, given up to refuse a connection on EMFILE
   uv_timer_t idle_timer_{};    // limits.timeout sweep
   uint64_t idle_timeout_ms_ = 0;
-  uv_check_t check_{};
   uv_async_t stop_async_{};
   uv_async_t mailbox_async_{};
   std::mutex mailbox_mu_;
@@ -186,8 +183,6 @@ class Worker {
   std::atomic<uint64_t> heartbeat_ms_{0};
   // Buffer bytes onTrimTimer saw freed and has not yet asked the allocator to hand back.
   size_t unreturned_bytes_ = 0;
-  uv_idle_t idle_{};  // keeps the loop from blocking while deferred work remains
-  bool idle_active_ = false;
   bool draining_ = false;
   bool closed_ = false;
   uint64_t drain_deadline_ms_ = 0;
@@ -216,11 +211,7 @@ class Worker {
   };
   DeferredQueue<DeferredReply> replies_later_;
   std::unordered_set<session::ClientSession*> sessions_;
-  std::vector<session::ClientSession*> dirty_sessions_;
-  std::vector<backend::BackendConn*> dirty_backends_;
-  std::vector<session::ClientSession*> resume_sessions_;
-  std::vector<session::ClientSession*> flush_scratch_;
-  std::vector<backend::BackendConn*> flush_backend_scratch_;
+  FlushBatch flushes_;
 };
 
 }  // namespace sp::net

@@ -190,7 +190,7 @@ void ClientSession::drainTls() {
   if (tls_->peerClosed()) {
     close(net::CloseReason::kClientClosed);
   } else if (tls_->pendingCipher() > 0) {
-    worker_.markDirty(this);  // handshake records or session tickets to send
+    worker_.flushes().markClient(this);  // handshake records or session tickets to send
   }
 }
 
@@ -546,7 +546,7 @@ void ClientSession::drainCompleted() {
     return;
   }
   if (!reading_ && !input_stopped_ && mayRead() && !resume_pending) {
-    worker_.markResume(this);
+    worker_.flushes().markResume(this);
   }
 }
 
@@ -564,7 +564,7 @@ void ClientSession::appendOutput(std::string_view bytes) {
     return;
   }
   if (!dirty) {
-    worker_.markDirty(this);
+    worker_.flushes().markClient(this);
   }
 }
 
@@ -594,7 +594,7 @@ void ClientSession::updateReading() {
                   &ClientSession::onReadCb);
     if (tls_ != nullptr && tls_->hasBufferedInput() && !resume_pending) {
       // Decrypted requests wait in the channel, and no new byte need arrive to fetch them.
-      worker_.markResume(this);
+      worker_.flushes().markResume(this);
     }
   } else if (!want && reading_) {
     reading_ = false;
@@ -666,7 +666,7 @@ void ClientSession::flush() {
     if (close_after_flush_ && out_ == nullptr) {
       close(net::CloseReason::kQuit);
     } else if (!reading_ && !resume_pending) {
-      worker_.markResume(this);
+      worker_.flushes().markResume(this);
     }
     return;
   }
@@ -732,11 +732,11 @@ void ClientSession::onWriteCb(uv_write_t* req, int status) {
   }
   self->last_active_ms_ = self->worker_.loopNowMs();
   if (self->out_ != nullptr && !self->out_->empty()) {
-    self->worker_.markDirty(self);
+    self->worker_.flushes().markClient(self);
   } else if (self->close_after_flush_ && self->fifo_.empty()) {
     self->close(net::CloseReason::kQuit);
   } else if (!self->reading_ && !self->resume_pending) {
-    self->worker_.markResume(self);
+    self->worker_.flushes().markResume(self);
   }
 }
 

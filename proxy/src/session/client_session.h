@@ -25,6 +25,7 @@
 #include "core/buffer.h"
 #include "core/clock.h"
 #include "core/intrusive_queue.h"
+#include "net/flush_batch.h"
 #include "net/worker_stats.h"
 #include "resp/protocol.h"
 #include "resp/request_parser.h"
@@ -39,7 +40,7 @@ class Worker;
 
 namespace sp::session {
 
-class ClientSession {
+class ClientSession final : public net::Flushable {
  public:
   ClientSession(net::Worker& worker, uint64_t id);
   ClientSession(const ClientSession&) = delete;
@@ -54,16 +55,14 @@ class ClientSession {
   void refuseConnection(std::string_view error_line);  // best-effort error line, then close
   // Idempotent; the object deletes itself once closed. `detail` goes to the log only.
   void close(net::CloseReason why, std::string_view detail = {});
-  void flush();   // the worker's check phase
-  void resume();  // the worker's check phase, after markResume
+  void flush() override;   // the worker's check phase (net::FlushBatch)
+  void resume() override;  // the same, after markResume
   bool idle() const { return fifo_.empty() && pendingOutput() == 0; }
   // limits.timeout: milliseconds (loop time) since the client last sent or was sent a byte; 0
   // while it may not time out, as in redis-server: a request in flight (a blocking command
   // included), output still to write, or subscribed.
   uint64_t idleMs(uint64_t now_ms) const;
   uint64_t lastActiveMs() const { return last_active_ms_; }  // CLIENT LIST idle=
-  bool dirty = false;
-  bool resume_pending = false;
 
   uint64_t id() const { return id_; }
   // RESP2 until HELLO 3; HELLO 2 and RESET switch back (SessionState).
