@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -129,38 +130,52 @@ TEST(BackendPoolTest, PreferReplicaReadsGoToALiveReplica) {
   }));
 }
 
+// A worker over one shard whose replica refuses connections (bound, not listening), in `mode`.
+class DownReplica {
+ public:
+  explicit DownReplica(config::ReadFrom mode) : fd_(fakes::boundLoopbackSocket(&port_)) {
+    harness_ = std::make_unique<WorkerHarness>(withReplica(primary_.port(0), port_),
+                                               [mode](config::Config& c) {
+                                                 noPings(c);
+                                                 c.read_from = mode;
+                                               });
+  }
+  ~DownReplica() {
+    harness_.reset();
+    if (fd_ >= 0) {
+      ::close(fd_);
+    }
+  }
+  DownReplica(const DownReplica&) = delete;
+  DownReplica& operator=(const DownReplica&) = delete;
+  bool bound() const { return fd_ >= 0; }
+  net::Worker& worker() { return harness_->worker(); }
+
+ private:
+  fakes::FakeShards primary_{1, noViolation};
+  uint16_t port_ = 0;
+  int fd_;
+  std::unique_ptr<WorkerHarness> harness_;
+};
+
 TEST(BackendPoolTest, PreferReplicaFallsBackToThePrimaryAtOnceWhileTheReplicaIsDown) {
-  fakes::FakeShards primary(1, noViolation);
-  uint16_t refused = 0;
-  const int fd = fakes::boundLoopbackSocket(&refused);
-  ASSERT_GE(fd, 0);
-  WorkerHarness harness(withReplica(primary.port(0), refused), [](config::Config& c) {
-    noPings(c);
-    c.read_from = config::ReadFrom::kPreferReplica;
-  });
+  DownReplica shard(config::ReadFrom::kPreferReplica);
+  ASSERT_TRUE(shard.bound());
   // From the first request on (the replica still connecting) and after it failed: the primary.
   for (int round = 0; round < 2; ++round) {
     EXPECT_TRUE(onWorker<bool>(
-        harness.worker(),
+        shard.worker(),
         [](net::Worker& w) { return &w.backends().forRead(0, 7) == &w.backends().primary(0, 7); }))
         << "round " << round;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  ::close(fd);
 }
 
 TEST(BackendPoolTest, ReplicaOnlyReadsStayOnTheReplicaEvenWhileItIsDown) {
-  fakes::FakeShards primary(1, noViolation);
-  uint16_t refused = 0;
-  const int fd = fakes::boundLoopbackSocket(&refused);
-  ASSERT_GE(fd, 0);
-  WorkerHarness harness(withReplica(primary.port(0), refused), [](config::Config& c) {
-    noPings(c);
-    c.read_from = config::ReadFrom::kReplicaOnly;
-  });
-  EXPECT_TRUE(onWorker<bool>(harness.worker(),
+  DownReplica shard(config::ReadFrom::kReplicaOnly);
+  ASSERT_TRUE(shard.bound());
+  EXPECT_TRUE(onWorker<bool>(shard.worker(),
                              [](net::Worker& w) { return w.backends().forRead(0, 7).replica(); }));
-  ::close(fd);
 }
 
 TEST(BackendPoolTest, RoundRobinReadsAlternateBetweenReplicaAndPrimary) {
