@@ -5,6 +5,7 @@
 
 #include "backend/backend_conn.h"
 #include "backend/backend_pool.h"
+#include "config/value_parser.h"
 #include "net/worker.h"
 
 namespace sp::backend {
@@ -38,23 +39,18 @@ bool ClusterRedirector::redirect(InFlightRequest* request, uint32_t fragment,
   if (space == std::string_view::npos || colon == std::string_view::npos || colon < space) {
     return false;
   }
+  // The host as the cluster writes it (an IPv6 address without brackets: hence the last colon).
   const std::string host(rest.substr(space + 1, colon - space - 1));
-  const std::string_view digits = rest.substr(colon + 1);
-  unsigned port = 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9' || port > 65535) {
-      return false;
-    }
-    port = port * 10 + static_cast<unsigned>(c - '0');
-  }
-  if (host.empty() || port == 0 || port > 65535) {
+  uint16_t port = 0;
+  std::string error;
+  if (host.empty() || !config::parsePort(rest.substr(colon + 1), &port, &error)) {
     return false;
   }
   ++resend.tries->redirects;
   if (!ask) {
     worker_.requestTopologyRefresh();
   }
-  sendToNode(request, fragment, resend, host, static_cast<uint16_t>(port), ask);
+  sendToNode(request, fragment, resend, host, port, ask);
   return true;
 }
 
