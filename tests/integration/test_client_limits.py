@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from sp_procs import Processes, free_port, http_get, resp, stop, wait_for_port
+from sp_procs import Processes, free_port, http_get, resp, stop, wait_for, wait_for_port
 
 NOFILE = 64
 MAX_CLIENTS_ERROR = b"-ERR max number of clients reached\r\n"
@@ -238,5 +238,5 @@ def test_running_out_of_descriptors_answers_instead_of_resetting(capped):
     assert metric(metrics, "shardproxy_client_accept_fd_exhausted_total") >= 4
     assert metric(metrics, "shardproxy_client_connections_rejected_total") >= 4
     assert int(info_field(port, "stats", "rejected_connections")) >= 4
-    assert "out of file descriptors" in procs.log("proxy")
+    assert wait_for(lambda: "out of file descriptors" in procs.log("proxy")), procs.log("proxy")
     plain.close()

@@ -575,7 +575,7 @@ def test_reload_serves_the_new_certificate_to_new_connections(procs, certs):
     os.kill(proxy.pid, signal.SIGHUP)
     assert wait_for(lambda: reloads(admin, "config_reloads_failed") == failed + 1), \
         procs.log("proxy")
-    assert live_crt in procs.log("proxy"), procs.log("proxy")
+    assert wait_for(lambda: live_crt in procs.log("proxy")), procs.log("proxy")
     with tls_socket(tls, certs) as fresh:
         assert peer_serial(fresh) == certs.server_serial
         assert command(fresh, "PING") == b"+PONG\r\n"
@@ -663,7 +663,7 @@ def test_plaintext_on_the_tls_port_is_closed(procs, certs):
     idle.close()
     # Each refused handshake is counted (the half ClientHello may count as a plain close).
     assert wait_for(lambda: tls_error_closes(metrics) >= 3), procs.log("proxy")
-    assert "tls" in procs.log("proxy").lower(), procs.log("proxy")
+    assert wait_for(lambda: "tls" in procs.log("proxy").lower()), procs.log("proxy")
 
 
 def start_fails(config, *words):

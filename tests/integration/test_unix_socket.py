@@ -138,7 +138,9 @@ def test_unix_alone_has_no_tcp_listener(procs):
     client = redis.Redis(unix_socket_path=sock, decode_responses=True)
     assert client.info("server")["tcp_port"] == 0
     assert client.config_get("port") == {"port": "0"}
-    assert "listening on unix:%s with 2 workers" % sock in procs.log("proxy")
+    # The socket answers as soon as it is bound; the start-up line is logged just after.
+    line = "listening on unix:%s with 2 workers" % sock
+    assert wait_for(lambda: line in procs.log("proxy")), procs.log("proxy")
     assert not re.search(r"listening on [0-9.]+:", procs.log("proxy"))
 
 
