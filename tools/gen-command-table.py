@@ -100,7 +100,7 @@ POLICY = {
         "pubsub|numsub": "kSumPairs", "pubsub|shardnumsub": "kSumPairs",
         "pubsub|numpat": "kFirstShard",
         "config|set": "kAllOk",
-        # The proxy resets its own INFO counters too (net/info_report.h).
+        # The proxy resets its own INFO counters too (control/info_report.h).
         "config|resetstat": "kAllOk",
         "latency|latest": "kLatestPerEvent", "latency|reset": "kSumIntegers",
         "latency|help": "kFirstShard",

@@ -20,22 +20,24 @@
 #include "config/topology_builder.h"
 #include "config/twemproxy_config.h"
 #include "config/value_parser.h"
+#include "control/keyspace_poller.h"
+#include "control/pool_supervisor.h"
+#include "control/proxy_control.h"
+#include "control/reload.h"
+#include "control/service_notifier.h"
+#include "control/stats_collector.h"
+#include "control/tls_contexts.h"
+#include "control/topology_source.h"
 #include "core/allocator.h"
 #include "core/log.h"
 #include "core/log_sink.h"
 #include "metrics/metrics_server.h"
 #include "net/fd_budget.h"
 #include "net/health.h"
-#include "net/keyspace_poller.h"
 #include "net/listener.h"
-#include "net/pool_supervisor.h"
 #include "net/proxy_context.h"
-#include "net/reload.h"
-#include "net/service_notifier.h"
-#include "net/stats_collector.h"
-#include "net/tls_contexts.h"
-#include "net/topology_source.h"
 #include "net/worker.h"
+#include "session/worker_clients.h"
 
 namespace {
 
@@ -226,7 +228,7 @@ int superviseWithPidfile(const sp::config::CommandLine& cmdline,
     std::fprintf(stderr, "shardproxy: %s\n", error.c_str());
     return 1;
   }
-  const int status = sp::net::superviseTwemproxyPools(cmdline, pools);
+  const int status = sp::control::superviseTwemproxyPools(cmdline, pools);
   if (!cmdline.pidfile.empty()) {
     ::unlink(cmdline.pidfile.c_str());
   }
@@ -270,9 +272,9 @@ int main(int argc, char** argv) {
   }
   const std::shared_ptr<const sp::config::Config> config = loaded;
   // The certificate and key files are read here, so --check-config reports them too.
-  sp::net::TlsContexts tls;
+  sp::control::TlsContexts tls;
   std::string tls_error;
-  if (!sp::net::buildTlsContexts(*config, &tls, &tls_error)) {
+  if (!sp::control::buildTlsContexts(*config, &tls, &tls_error)) {
     std::fprintf(stderr, "shardproxy: %s\n", tls_error.c_str());
     return cmdline.check_config ? 2 : 1;
   }
@@ -292,7 +294,7 @@ int main(int argc, char** argv) {
   // Sentinel or a Redis Cluster may supply the shards' addresses.
   sp::route::TopologyPtr topology;
   std::string resolve_error;
-  if (!sp::net::resolveTopology(loaded.get(), &topology, &resolve_error, tls.backend)) {
+  if (!sp::control::resolveTopology(loaded.get(), &topology, &resolve_error, tls.backend)) {
     std::fprintf(stderr, "shardproxy: %s\n", resolve_error.c_str());
     return 1;
   }
@@ -301,8 +303,10 @@ int main(int argc, char** argv) {
   context->publishTls(tls.server, tls.backend);
   context->start_time_unix = static_cast<uint64_t>(std::time(nullptr));
   context->config_file = cmdline.configFile();
-  sp::net::Reloader reloader(*context, cmdline);
-  context->reloader = &reloader;
+  sp::control::Reloader reloader(*context, cmdline);
+  sp::control::ProxyControl control(*context);
+  control.setReloader(&reloader);
+  context->control = &control;
 
   int workers = config->workers;
   if (workers == 0) {
@@ -346,11 +350,12 @@ int main(int argc, char** argv) {
 
   std::vector<std::unique_ptr<sp::net::Worker>> pool;
   for (int i = 0; i < workers; ++i) {
-    pool.push_back(std::make_unique<sp::net::Worker>(i, *context, std::move(fds[i])));
+    pool.push_back(std::make_unique<sp::net::Worker>(i, *context, std::move(fds[i]),
+                                                     sp::session::buildWorkerParts));
     context->workers.push_back(pool.back().get());
   }
 
-  auto collector = std::make_shared<sp::net::StatsCollector>(*context);
+  auto collector = std::make_shared<sp::control::StatsCollector>(*context);
   sp::metrics::MetricsServer metrics_server;
   // Health for load balancers and supervisors, beside /metrics.
   auto page = [](const sp::net::HealthStatus& status) {
@@ -381,12 +386,12 @@ int main(int argc, char** argv) {
   for (auto& w : pool) {
     w->startAccepting();
   }
-  sp::net::KeyspacePoller keyspace(
+  sp::control::KeyspacePoller keyspace(
       context->keyspace, [&context] { return context->topology(); }, kKeyspaceRefresh,
       [&context] { return context->backendTls(); });
   keyspace.start();
-  sp::net::TopologyWatcher watcher(*context);
-  context->topology_watcher = &watcher;
+  sp::control::TopologyWatcher watcher(*context);
+  control.setTopologyWatcher(&watcher);
   watcher.start();
   const std::string listening = describeListeners(*config, ports);
   spdlog::info("shardproxy {} listening on {} with {} worker{} and {} shard{} ({}){}",
@@ -398,7 +403,7 @@ int main(int argc, char** argv) {
 
   // systemd (Type=notify): ready now; with WatchdogSec=, a keep-alive every half period while
   // every worker's loop turns, so the wait for a signal has a timeout.
-  sp::net::ServiceNotifier notifier;
+  sp::control::ServiceNotifier notifier;
   const std::string status =
       "serving on " + listening + " with " + std::to_string(workers) + " workers";
   notifier.ready(status);
@@ -448,6 +453,7 @@ int main(int argc, char** argv) {
   for (auto& w : pool) {
     w->join();
   }
+  control.setTopologyWatcher(nullptr);
   keyspace.stop();
   metrics_stop.join();
   pool.clear();

@@ -16,10 +16,12 @@
 
 #include "backend/backend_op.h"
 #include "config/config.h"
+#include "fakes/fake_control_plane.h"
 #include "net/listener.h"
 #include "net/proxy_context.h"
 #include "net/worker.h"
 #include "route/topology.h"
+#include "session/worker_clients.h"
 
 namespace sp::fakes {
 
@@ -95,7 +97,9 @@ class WorkerHarness {
   explicit WorkerHarness(route::TopologyPtr topology,
                          const std::function<void(config::Config&)>& tune = {}) {
     context_.publish(configFor(*topology, tune), topology);
-    worker_ = std::make_unique<net::Worker>(0, context_, std::vector<net::ListenSocket>{});
+    context_.control = &control_;
+    worker_ = std::make_unique<net::Worker>(0, context_, std::vector<net::ListenSocket>{},
+                                            session::buildWorkerParts);
     context_.workers.push_back(worker_.get());
     worker_->startThread();
   }
@@ -106,8 +110,10 @@ class WorkerHarness {
   WorkerHarness(const WorkerHarness&) = delete;
   WorkerHarness& operator=(const WorkerHarness&) = delete;
   net::Worker& worker() { return *worker_; }
+  FakeControlPlane& control() { return control_; }
 
  private:
+  FakeControlPlane control_;
   net::ProxyContext context_;
   std::unique_ptr<net::Worker> worker_;
 };

@@ -29,12 +29,14 @@
 #include <string>
 #include <vector>
 
+#include "control/proxy_control.h"
 #include "core/log.h"
 #include "fakes/fake_shards.h"
 #include "fakes/reply_tree.h"
 #include "net/listener.h"
 #include "net/proxy_context.h"
 #include "net/worker.h"
+#include "session/worker_clients.h"
 
 namespace {
 
@@ -69,14 +71,15 @@ struct Harness {
       config->shards.push_back(shard);
     }
     context.publish(config, shards.topology());
+    context.control = &control;  // the real one: INFO's text is fuzzed too
     std::string error;
     const int fd = sp::net::bindListenSocket("127.0.0.1", 0, &port, &error);
     if (fd < 0) {
       fail("cannot listen: " + error);
     }
     context.bound_port = port;
-    worker =
-        std::make_unique<sp::net::Worker>(0, context, std::vector<sp::net::ListenSocket>{{fd}});
+    worker = std::make_unique<sp::net::Worker>(0, context, std::vector<sp::net::ListenSocket>{{fd}},
+                                               sp::session::buildWorkerParts);
     context.workers.push_back(worker.get());
     worker->startThread();
     worker->startAccepting();
@@ -88,6 +91,7 @@ struct Harness {
 
   sp::fakes::FakeShards shards;
   sp::net::ProxyContext context;
+  sp::control::ProxyControl control{context};
   std::unique_ptr<sp::net::Worker> worker;
   uint16_t port = 0;
 };

@@ -10,6 +10,7 @@
 #include "backend/cluster_redirector.h"
 #include "backend/send_queue.h"
 #include "backend/stream_socket.h"
+#include "backend/worker_backends.h"
 #include "core/assert.h"
 #include "core/clock.h"
 #include "metrics/latency_histogram.h"
@@ -201,7 +202,7 @@ void BackendConn::prepend(std::string_view bytes, OpKind kind) {
   queued.swap(out_);
   out_.append(bytes);
   out_.append(queued.view());
-  BackendOp* op = worker_.ops().acquire();
+  BackendOp* op = opsOf(worker_).acquire();
   op->request = nullptr;
   op->fragment = 0;
   op->kind = kind;
@@ -230,7 +231,7 @@ void BackendConn::queue(std::string_view bytes, InFlightRequest* request, uint32
   // The bytes first: when they do not fit in memory (std::bad_alloc, handled by the client's
   // session), no op is left waiting for a reply to a command that was never sent.
   out_.append(bytes);
-  BackendOp* op = worker_.ops().acquire();
+  BackendOp* op = opsOf(worker_).acquire();
   op->request = request;
   op->fragment = fragment;
   op->kind = kind;
@@ -448,7 +449,7 @@ void BackendConn::complete(std::string_view reply) {
   if (op->slow) {
     --slow_ops_;
   }
-  worker_.ops().release(op);  // a reply comes only for sent ops: unsent_ops_ is 0 here
+  opsOf(worker_).release(op);  // a reply comes only for sent ops: unsent_ops_ is 0 here
   if (kind == OpKind::kRequest) {
     // The duration histogram, error replies, MOVED/ASK.
     observeBackendReply(stats_, *request, reply, read_ns_);
@@ -508,11 +509,11 @@ void BackendConn::complete(std::string_view reply) {
 
 void BackendConn::deliver(InFlightRequest* request, uint32_t fragment, std::string_view reply) {
   if (worker_.config().cluster_mode && resp::isError(reply)) {
-    if (isRedirect(reply) && worker_.redirector().redirect(request, fragment, reply)) {
+    if (isRedirect(reply) && redirectorOf(worker_).redirect(request, fragment, reply)) {
       return;  // sent again to the node the cluster named
     }
     if (reply.starts_with("-TRYAGAIN") &&
-        worker_.redirector().retryLater(request, fragment, address_, reply)) {
+        redirectorOf(worker_).retryLater(request, fragment, address_, reply)) {
       return;  // sent here again after a pause
     }
   }
@@ -542,7 +543,7 @@ void BackendConn::failOp(BackendOp* op, const std::string& error) {
   InFlightRequest* request = op->request;
   const uint32_t fragment = op->fragment;
   const bool is_request = op->kind == OpKind::kRequest;
-  worker_.ops().release(op);
+  opsOf(worker_).release(op);
   if (is_request) {
     stats_.errors.add();
     deliverReply(worker_, request, fragment, error);

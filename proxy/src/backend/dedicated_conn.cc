@@ -11,6 +11,7 @@
 #include "backend/backend_pool.h"
 #include "backend/send_queue.h"
 #include "backend/stream_socket.h"
+#include "backend/worker_backends.h"
 #include "core/assert.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
@@ -496,7 +497,7 @@ DedicatedConn* DedicatedPool::acquire(uint16_t shard, DedicatedConn::Mode mode,
     *error = resp::err::kShuttingDown;
     return nullptr;
   }
-  BackendConn& shared = worker_.backends().at(shard, 0);
+  BackendConn& shared = poolOf(worker_).at(shard, 0);
   if (!shared.accepting()) {
     *error = shared.ejectedError();
     return nullptr;

@@ -1,9 +1,8 @@
-// ProxyContext: published snapshots and per-shard summaries (INFO's text: info_report.h).
+// ProxyContext: published snapshots and per-shard summaries (INFO's text: control/info_report.h).
 #include "net/proxy_context.h"
 
 #include <string>
 
-#include "net/info_report.h"
 #include "net/worker.h"
 
 namespace sp::net {
@@ -111,10 +110,6 @@ std::vector<ShardSummary> ProxyContext::shardSummaries() const {
     });
   }
   return out;
-}
-
-std::string ProxyContext::info(std::string_view sections, bool admin) const {
-  return infoReport(*this, sections, admin);
 }
 
 }  // namespace sp::net

@@ -15,8 +15,9 @@
 
 #include "config/config.h"
 #include "metrics/latency_histogram.h"
-#include "net/info_report.h"
-#include "net/keyspace_poller.h"
+#include "net/control_plane.h"
+#include "net/info_counters.h"
+#include "net/keyspace_cache.h"
 #include "net/worker_stats.h"
 #include "route/topology.h"
 #include "tls/tls_context.h"
@@ -24,8 +25,6 @@
 namespace sp::net {
 
 class Worker;
-class Reloader;
-class TopologyWatcher;
 
 // One shard's counters summed over the workers.
 struct ShardTotals {
@@ -87,23 +86,15 @@ struct ProxyContext {
   std::atomic<uint32_t> max_clients{UINT32_MAX};
   std::atomic<uint64_t> next_slowlog_id{0};
   ReloadStats reloads;
-  Reloader* reloader = nullptr;  // set by main before the workers start; PROXY RELOAD uses it
-  // Set by main once the workers run (cluster mode: MOVED and node failures ask it to refresh).
-  std::atomic<TopologyWatcher*> topology_watcher{nullptr};
-  KeyspaceCache keyspace;          // refreshed by the KeyspacePoller thread
-  mutable RateSampler info_rates;  // INFO stats' instantaneous_* (info_report.h)
-  InfoBaseline info_baseline;      // CONFIG RESETSTAT (info_report.h)
+  // Reload, the topology watcher and INFO's text: set by main (control::ProxyControl) before the
+  // workers start, and never null while they run.
+  ControlPlane* control = nullptr;
+  KeyspaceCache keyspace;          // refreshed by control's KeyspacePoller thread
+  mutable RateSampler info_rates;  // INFO stats' instantaneous_* (control/info_report.h)
+  InfoBaseline info_baseline;      // CONFIG RESETSTAT (control/info_report.h)
 
   // Every shard of the current topology, summed over the workers.
   std::vector<ShardSummary> shardSummaries() const;
-
-  // The INFO reply text for `sections`: space-separated section names, any case, as INFO takes
-  // them ("" or "default": the default sections; "all" or "everything": every section, the
-  // commandstats and latencystats included; unknown names add nothing). `admin` false (a
-  // non-admin user of auth.users) leaves out the shards section, which names the backends.
-  // Which figures are the proxy's own and which are aggregated over the shards, and how:
-  // info_report.h and docs/operations.md (INFO).
-  std::string info(std::string_view sections, bool admin = true) const;
 
  private:
   mutable std::mutex mu_;

@@ -11,17 +11,11 @@
 
 #include <spdlog/spdlog.h>
 
-#include "backend/backend_conn.h"
-#include "backend/backend_pool.h"
-#include "backend/cluster_redirector.h"
-#include "backend/dedicated_conn.h"
 #include "core/allocator.h"
 #include "core/assert.h"
 #include "core/clock.h"
 #include "net/tcp_keepalive.h"
-#include "net/topology_source.h"
 #include "resp/errors.h"
-#include "session/client_session.h"
 
 namespace sp::net {
 namespace {
@@ -64,18 +58,14 @@ const char* backendStateName(BackendState state) {
   return "unknown";
 }
 
-Worker::Worker(int index, ProxyContext& context, std::vector<ListenSocket> listen)
+Worker::Worker(int index, ProxyContext& context, std::vector<ListenSocket> listen,
+               const WorkerPartsFactory& parts)
     : index_(index),
       context_(context),
       config_(context.config()),
       topology_(context.topology()),
       stats_(shardNames(*topology_)),
-      read_buffer_(new char[kReadBufferSize]),
-      dedicated_(std::make_unique<backend::DedicatedPool>(*this)) {
-  // The shard connections hand their replies to the sessions (the same handler for every worker;
-  // a test's fake, installed first, stays).
-  backend::reply_handler.installOnce(&session::ClientSession::onBackendReply);
-  backend::resend_lookup.installOnce(&session::ClientSession::resendOf);
+      read_buffer_(new char[kReadBufferSize]) {
   for (const ListenSocket& socket : listen) {
     sockaddr_storage addr{};
     socklen_t len = sizeof addr;
@@ -93,13 +83,14 @@ Worker::Worker(int index, ProxyContext& context, std::vector<ListenSocket> liste
   uv_async_init(&loop_, &mailbox_async_,
                 [](uv_async_t* a) { static_cast<Worker*>(a->data)->onMailbox(); });
   mailbox_async_.data = this;
-  backends_ = std::make_unique<backend::BackendPool>(*this);
-  redirector_ = std::make_unique<backend::ClusterRedirector>(*this, *backends_);
+  WorkerParts built = parts(*this);
+  shards_ = std::move(built.shards);
+  clients_ = std::move(built.clients);
 }
 
 Worker::~Worker() {
-  redirector_.reset();
-  backends_.reset();
+  shards_.reset();
+  clients_.reset();
   uv_loop_close(&loop_);
 }
 
@@ -167,8 +158,8 @@ void Worker::applyConfig(std::shared_ptr<const config::Config> config,
   // Bind the stats first: new connections take their counters from the new positions.
   stats_.shards.bind(shardNames(*topology));
   stats_.replica_shards.bind(shardNames(*topology));
-  const backend::BackendPool::Reconciled done =
-      backends_->reconcile(*topology_, *topology, same_connections);
+  const ShardSide::Reconciled done =
+      shards_->applyTopology(*topology_, *topology, same_connections);
   topology_ = std::move(topology);
   spdlog::debug("worker {}: new topology: {} shards kept, {} new, {} connections draining", index_,
                 done.kept, topology_->shardCount() - done.kept, done.retired);
@@ -218,10 +209,7 @@ void Worker::run() {
   drain_timer_.data = this;
   uv_timer_init(&loop_, &ping_timer_);
   ping_timer_.data = this;
-  redirector_->start();
-  replies_later_.init(&loop_, [this](DeferredReply& r) {
-    session::ClientSession::onBackendReply(*this, r.request, 0, r.reply);
-  });
+  clients_->start();
   startPingTimer();
   uv_timer_init(&loop_, &trim_timer_);
   trim_timer_.data = this;
@@ -231,7 +219,7 @@ void Worker::run() {
   uv_async_init(&loop_, &stop_async_,
                 [](uv_async_t* a) { static_cast<Worker*>(a->data)->onStopRequested(); });
   stop_async_.data = this;
-  backends_->start();
+  shards_->start();
   // Non-zero from here on: startThread waits for the first beat.
   heartbeat_ms_.store(std::max<uint64_t>(uv_now(&loop_), 1), std::memory_order_release);
   heartbeat_ms_.notify_all();
@@ -332,36 +320,7 @@ void Worker::pauseAccepting() {
 }
 
 void Worker::onConnection(int fd, const Listener& listener) {
-  uint64_t id = context_.next_client_id.fetch_add(1, std::memory_order_relaxed);
-  auto* session = new session::ClientSession(*this, id);
-  uv_tcp_init(&loop_, session->handle());
-  sessions_.insert(session);
-  stats_.connections_open.add();
-  const uint64_t open = context_.clients_open.fetch_add(1, std::memory_order_relaxed) + 1;
-  if (uv_tcp_open(session->handle(), fd) != 0) {
-    ::close(fd);
-    session->close(CloseReason::kError, "accept failed");
-    return;
-  }
-  const uint64_t limit = std::min<uint64_t>(config_->limits.max_clients,
-                                            context_.max_clients.load(std::memory_order_relaxed));
-  if (open > limit) {
-    stats_.connections_rejected.add();
-    if (log_limiter_.allow()) {
-      spdlog::warn("worker {}: client connection refused: {} clients open, the limit is {}", index_,
-                   open - 1, limit);
-    }
-    session->refuseConnection(kMaxClientsError);
-    return;
-  }
-  stats_.connections_accepted.add();
-  // The context in force now: a reload that renewed the certificate applies from here on.
-  std::shared_ptr<const tls::TlsContext> tls = listener.tls ? context_.serverTls() : nullptr;
-  if (listener.tls && tls == nullptr) {
-    session->close(CloseReason::kTlsError, "no TLS context");  // never plaintext on tls.listen
-    return;
-  }
-  session->start(listener.unix_socket, std::move(tls));
+  clients_->accept(fd, listener.unix_socket, listener.tls);
 }
 
 void Worker::setKeepAlive(uv_tcp_t* tcp) const {
@@ -381,49 +340,16 @@ void Worker::startIdleTimer() {
       period);
 }
 
-void Worker::onIdleTimer() {
-  const uint64_t now = uv_now(&loop_);
-  std::vector<session::ClientSession*> idle;
-  for (session::ClientSession* s : sessions_) {
-    if (s->idleMs(now) > idle_timeout_ms_) {
-      idle.push_back(s);
-    }
-  }
-  for (session::ClientSession* s : idle) {
-    s->close(CloseReason::kIdleTimeout);
-  }
-}
+void Worker::onIdleTimer() { clients_->closeIdle(uv_now(&loop_), idle_timeout_ms_); }
 
-void Worker::sessionClosed(session::ClientSession* s) {
-  sessions_.erase(s);
-  stats_.connections_open.sub();
-  context_.clients_open.fetch_sub(1, std::memory_order_relaxed);
-}
+void Worker::requestTopologyRefresh() { context_.control->requestTopologyRefresh(); }
 
-void Worker::requestTopologyRefresh() {
-  if (TopologyWatcher* watcher = context_.topology_watcher.load()) {
-    watcher->requestRefresh();
-  }
-}
-
-void Worker::replyLater(session::PendingRequest* request, uint64_t delay_ms, std::string reply) {
-  if (closed_) {
-    session::ClientSession::onBackendReply(*this, request, 0, reply);
-    return;
-  }
-  replies_later_.push(delay_ms, DeferredReply{request, std::move(reply)});
-}
-
-void Worker::onPingTimer() {
-  backends_->forEach([](backend::BackendConn& conn) { conn.ping(); });
-  backends_->sweepRetired();
-}
+void Worker::onPingTimer() { shards_->ping(); }
 
 void Worker::onTrimTimer() {
   heartbeat_ms_.store(uv_now(&loop_), std::memory_order_relaxed);
   buffers_.trim();
-  size_t freed = buffers_.takeFreedBytes();
-  backends_->forEach([&freed](backend::BackendConn& conn) { freed += conn.trimBuffers(); });
+  const size_t freed = buffers_.takeFreedBytes() + shards_->trimBuffers();
   unreturned_bytes_ += freed;
   // Once a burst is over: while buffers are still freed by the megabyte every second, the heap
   // is being reused, and handing it back would only cost page faults.
@@ -455,10 +381,7 @@ void Worker::onStopRequested() {
 }
 
 void Worker::onDrainTimer() {
-  bool idle = true;
-  for (session::ClientSession* s : sessions_) {
-    idle = idle && s->idle();
-  }
+  const bool idle = clients_->idle();
   if (idle || monoMicros() / 1000 >= drain_deadline_ms_) {
     if (!idle) {
       spdlog::warn("worker {}: shutdown timeout with requests in flight", index_);
@@ -472,17 +395,8 @@ void Worker::closeEverything() {
     return;
   }
   closed_ = true;
-  std::vector<session::ClientSession*> sessions(sessions_.begin(), sessions_.end());
-  for (session::ClientSession* s : sessions) {
-    s->close(CloseReason::kShutdown);
-  }
-  // Their clients have gone: answering the waiting retries and replies releases the requests.
-  redirector_->shutdown();
-  for (DeferredReply& r : replies_later_.close()) {
-    session::ClientSession::onBackendReply(*this, r.request, 0, r.reply);
-  }
-  dedicated_->shutdown();
-  backends_->shutdown();
+  clients_->closeAll();
+  shards_->shutdown();
   uv_timer_stop(&drain_timer_);
   uv_timer_stop(&ping_timer_);
   uv_close(reinterpret_cast<uv_handle_t*>(&drain_timer_), nullptr);

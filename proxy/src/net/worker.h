@@ -1,5 +1,7 @@
 // Worker: one thread, one uv loop, one SO_REUSEPORT listener, its own client sessions and its own
-// connections to every shard. Nothing on the request path is shared with another worker.
+// connections to every shard. Nothing on the request path is shared with another worker. The
+// worker is the thread, the loop, the mailbox, the listeners and the timers; the sessions and the
+// shard connections are its two parts (net/worker_parts.h), built by the layers above.
 //
 // Output is batched (net/flush_batch.h): sessions and shard connections that have bytes to send
 // mark themselves, and the check phase of each loop turn flushes each with one write.
@@ -14,42 +16,30 @@
 #include <string>
 #include <string_view>
 #include <thread>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
-#include "backend/backend_op.h"
 #include "core/buffer.h"
 #include "core/intrusive_queue.h"
 #include "core/log.h"
-#include "net/deferred_queue.h"
 #include "net/flush_batch.h"
 #include "net/listener.h"
 #include "net/proxy_context.h"
 #include "net/slow_log.h"
+#include "net/worker_parts.h"
 #include "net/worker_stats.h"
 #include "resp/protocol.h"
 #include "resp/request_parser.h"
 #include "route/router.h"
-#include "session/pending_request.h"
-
-namespace sp::backend {
-class BackendConn;
-class BackendPool;
-class ClusterRedirector;
-class DedicatedPool;
-}  // namespace sp::backend
-namespace sp::session {
-class ClientSession;
-}
 
 namespace sp::net {
 
 class Worker {
  public:
   // listen: the worker's own SO_REUSEPORT TCP sockets (plain and TLS) and/or its copy (dup) of
-  // the shared Unix socket; the worker owns and closes them.
-  Worker(int index, ProxyContext& context, std::vector<ListenSocket> listen);
+  // the shared Unix socket; the worker owns and closes them. `parts` builds its shard side and
+  // client side (session::buildWorkerParts).
+  Worker(int index, ProxyContext& context, std::vector<ListenSocket> listen,
+         const WorkerPartsFactory& parts);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -68,9 +58,9 @@ class Worker {
   void post(std::function<void(Worker&)> fn);
 
   // The worker thread (through post(), on reload): from now on use `config` and `topology`.
-  // The backend pool keeps the connections of unchanged shards and retires the others
-  // (BackendPool::reconcile). Client connections are untouched; parser limits apply to clients
-  // accepted from now on, the other limits and timeouts at once.
+  // The shard side keeps the connections of unchanged shards and retires the others. Client
+  // connections are untouched; parser limits apply to clients accepted from now on, the other
+  // limits and timeouts at once.
   void applyConfig(std::shared_ptr<const config::Config> config, route::TopologyPtr topology);
 
   int index() const { return index_; }
@@ -85,8 +75,6 @@ class Worker {
   WorkerStats& stats() { return stats_; }
   const WorkerStats& stats() const { return stats_; }
   BufferPool& buffers() { return buffers_; }
-  ObjectPool<session::PendingRequest>& requests() { return requests_; }
-  ObjectPool<backend::BackendOp>& ops() { return ops_; }
   LogLimiter& logLimiter() { return log_limiter_; }
   const resp::ParserLimits& parserLimits() const { return parser_limits_; }
   // backend.slow_commands: a request of one of these waits up to backend.slow_timeout_ms.
@@ -104,27 +92,17 @@ class Worker {
   char* readBuffer() { return read_buffer_.get(); }
   size_t readBufferSize() const { return kReadBufferSize; }
 
-  // This worker's connections to its shards (backend/backend_pool.h).
-  backend::BackendPool& backends() { return *backends_; }
+  // The worker's parts (backend::backendsOf and session::clientsOf reach them typed).
+  ShardSide& shardSide() { return *shards_; }
+  ClientSide& clientSide() { return *clients_; }
 
-  // Cluster mode: MOVED, ASK and TRYAGAIN (backend/cluster_redirector.h).
-  backend::ClusterRedirector& redirector() { return *redirector_; }
   // Cluster mode: asks the topology watcher for a CLUSTER SLOTS refresh soon.
   void requestTopologyRefresh();
-  // Completes `request` with `reply` after delay_ms, in its place in its client's FIFO (a failed
-  // AUTH past the free ones); an orphaned request is released then.
-  void replyLater(session::PendingRequest* request, uint64_t delay_ms, std::string reply);
   // limits.tcp_keepalive on a connected client or shard connection.
   void setKeepAlive(uv_tcp_t* tcp) const;
 
   // Output batching: connections with bytes to send (or input to resume) mark themselves here.
   FlushBatch& flushes() { return flushes_; }
-
-  void sessionClosed(session::ClientSession* s);
-  size_t sessionCount() const { return sessions_.size(); }
-  const std::unordered_set<session::ClientSession*>& sessions() const { return sessions_; }
-  // Dedicated connections for transactions, blocking commands and subscribers.
-  backend::DedicatedPool& dedicated() { return *dedicated_; }
 
  private:
   static constexpr size_t kReadBufferSize = 64 * 1024;
@@ -190,8 +168,6 @@ class Worker {
 
   WorkerStats stats_;
   BufferPool buffers_;
-  ObjectPool<session::PendingRequest> requests_;
-  ObjectPool<backend::BackendOp> ops_;
   LogLimiter log_limiter_;
   resp::ParserLimits parser_limits_;
   resp::CommandSet slow_commands_;
@@ -200,18 +176,10 @@ class Worker {
   bool slowlog_enabled_ = false;
   uint32_t ping_interval_ms_ = 0;
   std::unique_ptr<char[]> read_buffer_;
-  std::unique_ptr<backend::DedicatedPool> dedicated_;
-
-  std::unique_ptr<backend::BackendPool> backends_;
-  std::unique_ptr<backend::ClusterRedirector> redirector_;
-  // Replies held back by replyLater, delivered when due (or at once when the worker closes).
-  struct DeferredReply {
-    session::PendingRequest* request;
-    std::string reply;
-  };
-  DeferredQueue<DeferredReply> replies_later_;
-  std::unordered_set<session::ClientSession*> sessions_;
   FlushBatch flushes_;
+  // Built in the constructor, destroyed first in the destructor: the shard side, then the clients.
+  std::unique_ptr<ShardSide> shards_;
+  std::unique_ptr<ClientSide> clients_;
 };
 
 }  // namespace sp::net

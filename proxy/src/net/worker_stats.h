@@ -1,10 +1,10 @@
 // Per-worker statistics, declared once: the X-macro lists below generate the per-worker structs
-// (WorkerStats, ShardStats) and drive the Prometheus families that net/stats_collector.cc builds
-// at scrape time (STYLE.md habit 6). Every field is written only by its worker thread and read by
-// INFO and the scrape from any thread (sp::Counter: relaxed atomics, no lock prefix). Fields on
-// the request path are metrics::HotCounter, compiled out with SHARDPROXY_METRICS=0; rare events
-// are sp::Counter in both builds. Labels are bounded: per shard (and role), per command class,
-// per result, per reason; never per key or per client.
+// (WorkerStats, ShardStats) and drive the Prometheus families that control/stats_collector.cc
+// builds at scrape time (STYLE.md habit 6). Every field is written only by its worker thread and
+// read by INFO and the scrape from any thread (sp::Counter: relaxed atomics, no lock prefix).
+// Fields on the request path are metrics::HotCounter, compiled out with SHARDPROXY_METRICS=0; rare
+// events are sp::Counter in both builds. Labels are bounded: per shard (and role), per command
+// class, per result, per reason; never per key or per client.
 #pragma once
 
 #include <array>

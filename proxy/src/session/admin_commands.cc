@@ -8,7 +8,6 @@
 #include "core/ascii.h"
 #include "net/health.h"
 #include "net/proxy_context.h"
-#include "net/reload.h"
 #include "net/slow_log.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
@@ -193,15 +192,15 @@ bool slowlog(net::Worker& worker, std::span<const std::string_view> sub, bool pr
 
 void reload(ClientSession& session, const resp::CommandInfo& cmd, std::string* reply) {
   net::Worker* worker = &session.worker();
-  net::Reloader* reloader = worker->context().reloader;
-  if (reloader == nullptr) {
+  net::ControlPlane& control = *worker->context().control;
+  if (!control.canReload()) {
     reply->append(resp::err::kReloadUnavailable);
     return;
   }
   PendingRequest* request = session.deferReply(&cmd);
   // The request stays valid until it is completed: a client that goes away orphans it, and
   // onBackendReply then releases it.
-  reloader->request([worker, request](const net::ReloadOutcome& outcome) {
+  control.requestReload([worker, request](const net::ReloadOutcome& outcome) {
     std::string text;
     if (outcome.ok) {
       resp::appendStatus(text, "OK");
@@ -423,7 +422,7 @@ void runAdminCommand(ClientSession& session, const resp::CommandInfo& cmd,
     for (char& c : section) {
       c = lowerAscii(c);
     }
-    resp::appendBulk(*reply, worker.context().info(section));
+    resp::appendBulk(*reply, worker.context().control->info(section, true));
   } else if (name == "proxy|shards") {
     shards(worker.context(), reply);
   } else if (name == "proxy|slots") {

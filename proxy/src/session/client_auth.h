@@ -53,7 +53,7 @@ bool allowedBeforeAuth(const resp::CommandInfo& cmd);
 // Commands that need an admin user: FLUSHALL, FLUSHDB, KEYS, CONFIG SET, CLIENT KILL, CLIENT
 // LIST, SCRIPT FLUSH, FUNCTION FLUSH/DELETE/RESTORE, the proxy's own PROXY commands, and INFO
 // naming the shards section (`args`: the whole request). A non-admin user's plain INFO leaves
-// that section out instead (ProxyContext::info). CLIENT INFO describes the caller only and
+// that section out instead (net::ControlPlane::info). CLIENT INFO describes the caller only and
 // stays open to everyone, as in Redis.
 bool needsAdmin(const resp::CommandInfo& cmd, std::span<const std::string_view> args);
 

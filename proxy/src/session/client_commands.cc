@@ -29,6 +29,7 @@
 #include "session/config_commands.h"
 #include "session/session_checks.h"
 #include "session/session_state.h"
+#include "session/worker_clients.h"
 
 namespace sp::session {
 namespace {
@@ -223,7 +224,7 @@ struct KillPart {
 KillPart killOn(net::Worker& worker, const KillFilter& filter) {
   KillPart out;
   std::vector<ClientSession*> victims;
-  for (ClientSession* s : worker.sessions()) {
+  for (ClientSession* s : clientsOf(worker).sessions()) {
     if (filter.matches(*s)) {
       victims.push_back(s);
     }
@@ -351,7 +352,7 @@ void clientList(ClientSession& self, const resp::CommandInfo& cmd,
       self, cmd,
       [type, ids](net::Worker& w) {
         ListPart lines;
-        for (ClientSession* s : w.sessions()) {
+        for (ClientSession* s : clientsOf(w).sessions()) {
           if ((!type.empty() && !typeMatches(type, s->state())) ||
               (!ids.empty() && std::find(ids.begin(), ids.end(), s->id()) == ids.end())) {
             continue;
@@ -522,7 +523,7 @@ void SessionState::answerAuth(const resp::CommandInfo& cmd, bool failed, std::st
   // A success is as late as a failure, or its speed would tell the guess was right.
   PendingRequest* request = session_.deferReply(&cmd);
   auth_answer_late_ = true;
-  w.replyLater(request, delay_ms, std::string(answer));
+  clientsOf(w).replyLater(request, delay_ms, std::string(answer));
 }
 
 SessionState::Verdict SessionState::onAuth(const resp::RequestFrame& frame,

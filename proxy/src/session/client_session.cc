@@ -9,6 +9,7 @@
 #include "backend/backend_conn.h"
 #include "backend/backend_pool.h"
 #include "backend/stream_socket.h"
+#include "backend/worker_backends.h"
 #include "core/assert.h"
 #include "core/clock.h"
 #include "net/worker.h"
@@ -19,6 +20,7 @@
 #include "session/local_commands.h"
 #include "session/request_observer.h"
 #include "session/session_checks.h"
+#include "session/worker_clients.h"
 
 namespace sp::session {
 namespace {
@@ -335,7 +337,7 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
       return;
     }
   }
-  PendingRequest* request = worker_.requests().acquire();
+  PendingRequest* request = requestsOf(worker_).acquire();
   request->owner = this;
   request->start_ns = monoNanos();
   request->shard = plan.shard;
@@ -352,8 +354,8 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
     return;
   }
   backend::BackendConn& conn = cmd->has(resp::kCmdReadOnly)
-                                   ? worker_.backends().forRead(plan.shard, id_, protocol_)
-                                   : worker_.backends().primary(plan.shard, id_, protocol_);
+                                   ? backend::poolOf(worker_).forRead(plan.shard, id_, protocol_)
+                                   : backend::poolOf(worker_).primary(plan.shard, id_, protocol_);
   if (!conn.accepting()) {
     onBackendReply(worker_, request, 0, conn.ejectedError());
     return;
@@ -397,7 +399,7 @@ void ClientSession::onBackendReply(net::Worker& worker, backend::InFlightRequest
     observeCompletion(worker, *request, reply);
     if (owner == nullptr) {
       request->reset();
-      worker.requests().release(request);
+      requestsOf(worker).release(request);
       return;
     }
     if (owner->fifo_.front() == request && !request->close_after) {
@@ -428,7 +430,7 @@ void ClientSession::onBackendReply(net::Worker& worker, backend::InFlightRequest
   if (owner == nullptr) {
     observeCompletion(worker, *request, reply);
     request->reset();
-    worker.requests().release(request);
+    requestsOf(worker).release(request);
     return;
   }
   try {
@@ -445,7 +447,7 @@ void ClientSession::onBackendReply(net::Worker& worker, backend::InFlightRequest
 }
 
 PendingRequest* ClientSession::deferReply(const resp::CommandInfo* cmd) {
-  PendingRequest* request = worker_.requests().acquire();
+  PendingRequest* request = requestsOf(worker_).acquire();
   request->owner = this;
   request->start_ns = monoNanos();
   request->cmd = cmd;
@@ -469,7 +471,7 @@ void ClientSession::replyNow(std::string_view reply, bool close_after, resp::Res
     drainCompleted();
     return;
   }
-  PendingRequest* request = worker_.requests().acquire();
+  PendingRequest* request = requestsOf(worker_).acquire();
   request->owner = this;
   request->reply.assign(reply);
   request->done = true;
@@ -491,7 +493,7 @@ void ClientSession::replyBefore(PendingRequest* before, std::string_view bytes) 
     appendOutput(bytes);  // every reply ahead of it has been written
     return;
   }
-  PendingRequest* request = worker_.requests().acquire();
+  PendingRequest* request = requestsOf(worker_).acquire();
   request->owner = this;
   request->reply.assign(bytes);
   request->done = true;
@@ -519,7 +521,7 @@ void ClientSession::protocolError() {
 
 void ClientSession::releaseRequest(PendingRequest* request) {
   request->reset();
-  worker_.requests().release(request);
+  requestsOf(worker_).release(request);
 }
 
 void ClientSession::drainCompleted() {
@@ -781,7 +783,7 @@ void ClientSession::onCloseCb(uv_handle_t* handle) {
   pool.release(self->in_);
   pool.release(self->out_);
   pool.release(self->writing_);
-  self->worker_.sessionClosed(self);
+  clientsOf(self->worker_).sessionClosed(self);
   delete self;
 }
 

@@ -14,7 +14,7 @@
 
 #include "core/ascii.h"
 #include "net/fd_budget.h"
-#include "net/topology_source.h"
+#include "net/publish.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
 #include "resp/errors.h"

@@ -3,6 +3,7 @@
 
 #include "backend/backend_conn.h"
 #include "backend/backend_pool.h"
+#include "backend/worker_backends.h"
 #include "core/assert.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
@@ -29,8 +30,8 @@ void sendSplit(net::Worker& worker, uint64_t client_id, PendingRequest* request,
     const uint16_t shard = plan.fragment_shard[f];
     backend::BackendConn& conn =
         cmd.has(resp::kCmdReadOnly)
-            ? worker.backends().forRead(shard, client_id, request->protocol)
-            : worker.backends().primary(shard, client_id, request->protocol);
+            ? backend::poolOf(worker).forRead(shard, client_id, request->protocol)
+            : backend::poolOf(worker).primary(shard, client_id, request->protocol);
     if (!conn.accepting()) {
       request->fragment_replies[f] = conn.ejectedError();
       --request->outstanding;

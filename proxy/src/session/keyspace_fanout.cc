@@ -12,6 +12,7 @@
 
 #include "backend/backend_conn.h"
 #include "backend/backend_pool.h"
+#include "backend/worker_backends.h"
 #include "core/ascii.h"
 #include "core/clock.h"
 #include "net/worker.h"
@@ -379,7 +380,7 @@ void sendToEveryShard(net::Worker& worker, uint64_t client_id, PendingRequest* r
   request->outstanding = static_cast<uint32_t>(shards);
   for (size_t s = 0; s < shards; ++s) {
     backend::BackendConn& conn =
-        worker.backends().primary(static_cast<uint16_t>(s), client_id, request->protocol);
+        backend::poolOf(worker).primary(static_cast<uint16_t>(s), client_id, request->protocol);
     if (!conn.accepting()) {
       request->fragment_replies[s] = conn.ejectedError();
       --request->outstanding;
@@ -403,7 +404,7 @@ void sendConfigGet(net::Worker& worker, uint64_t client_id, PendingRequest* requ
   std::vector<uint16_t> down;
   for (size_t s = 0; s < shards; ++s) {
     backend::BackendConn& conn =
-        worker.backends().primary(static_cast<uint16_t>(s), client_id, request->protocol);
+        backend::poolOf(worker).primary(static_cast<uint16_t>(s), client_id, request->protocol);
     if (!conn.accepting()) {
       down.push_back(static_cast<uint16_t>(s));
       continue;
@@ -414,7 +415,7 @@ void sendConfigGet(net::Worker& worker, uint64_t client_id, PendingRequest* requ
   for (uint16_t s : down) {
     ClientSession::onBackendReply(
         worker, request, s,
-        worker.backends().primary(s, client_id, request->protocol).ejectedError());
+        backend::poolOf(worker).primary(s, client_id, request->protocol).ejectedError());
   }
 }
 
@@ -550,7 +551,7 @@ SessionState::Verdict SessionState::onFanout(const resp::RequestFrame& frame, st
   }
   net::Worker& w = worker();
   if (cmd.name == "config|resetstat") {
-    net::resetInfoCounters(w.context());  // the proxy's part; every shard resets its own
+    w.context().control->resetInfo();  // the proxy's part; every shard resets its own
   }
   PendingRequest* request = queueRequest(&cmd);
   if (cmd.merge == resp::MergeRule::kScanCursor || cmd.merge == resp::MergeRule::kFirstShard) {
@@ -572,8 +573,8 @@ SessionState::Verdict SessionState::onFanout(const resp::RequestFrame& frame, st
     request->shard = scan_shard;
     backend::BackendConn& conn =
         cmd.has(resp::kCmdReadOnly)
-            ? w.backends().forRead(scan_shard, clientId(), request->protocol)
-            : w.backends().primary(scan_shard, clientId(), request->protocol);
+            ? backend::poolOf(w).forRead(scan_shard, clientId(), request->protocol)
+            : backend::poolOf(w).primary(scan_shard, clientId(), request->protocol);
     request->outstanding = 1;
     if (!conn.accepting()) {
       ClientSession::onBackendReply(w, request, 0, conn.ejectedError());
@@ -605,7 +606,7 @@ SessionState::Verdict SessionState::onKill(std::string_view bytes, const resp::C
   request->outstanding = static_cast<uint32_t>(shards);
   for (size_t s = 0; s < shards; ++s) {
     std::string error;
-    backend::DedicatedConn* conn = w.dedicated().acquire(
+    backend::DedicatedConn* conn = backend::dedicatedOf(w).acquire(
         static_cast<uint16_t>(s), backend::DedicatedConn::Mode::kCommands, this, &error);
     if (conn == nullptr) {
       request->fragment_replies[s] = error;

@@ -94,7 +94,7 @@ void runLocalCommand(ClientSession& session, const resp::CommandInfo& cmd,
     }
     // INFO shards itself needs an admin user (client_auth.h); a plain INFO leaves it out.
     const bool admin = session.state() == nullptr || session.state()->rights().admin;
-    resp::appendBulk(*reply, session.worker().context().info(section, admin));
+    resp::appendBulk(*reply, session.worker().context().control->info(section, admin));
   } else if (cmd.has(resp::kCmdProxy)) {
     runAdminCommand(session, cmd, args, reply);
   } else if (name.starts_with("slowlog|")) {

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "backend/worker_backends.h"
 #include "core/ascii.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
@@ -173,7 +174,7 @@ backend::DedicatedConn* SessionState::subscriberConn(uint16_t shard, std::string
     subscriber_.resize(worker().topology().shardCount());
   }
   if (subscriber_[shard] == nullptr) {
-    subscriber_[shard] = worker().dedicated().acquire(
+    subscriber_[shard] = backend::dedicatedOf(worker()).acquire(
         shard, backend::DedicatedConn::Mode::kSubscriber, this, error, session_.protocol());
   }
   return subscriber_[shard];
@@ -204,7 +205,7 @@ SessionState::Verdict SessionState::onPublishWhileSubscribed(const resp::Request
 void SessionState::dropIdleSubscriberConns() {
   for (backend::DedicatedConn*& conn : subscriber_) {
     if (conn != nullptr && conn->idle()) {
-      worker().dedicated().discard(conn);
+      backend::dedicatedOf(worker()).discard(conn);
       conn = nullptr;
     }
   }

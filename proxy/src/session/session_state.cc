@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "backend/worker_backends.h"
 #include "core/ascii.h"
 #include "core/assert.h"
 #include "core/clock.h"
@@ -18,6 +19,7 @@
 #include "session/client_session.h"
 #include "session/local_commands.h"
 #include "session/session_checks.h"
+#include "session/worker_clients.h"
 
 namespace sp::session {
 namespace {
@@ -198,7 +200,7 @@ bool SessionState::mayTake(Lane lane, const backend::DedicatedConn* conn) {
 }
 
 PendingRequest* SessionState::queueRequest(const resp::CommandInfo* cmd) {
-  PendingRequest* request = worker().requests().acquire();
+  PendingRequest* request = requestsOf(worker()).acquire();
   request->owner = &session_;
   request->start_ns = monoNanos();
   request->cmd = cmd;
@@ -238,8 +240,8 @@ SessionState::Verdict SessionState::sendOnConn(backend::DedicatedConn** slot, ui
   }
   if (conn == nullptr) {
     std::string error;
-    conn = worker().dedicated().acquire(shard, backend::DedicatedConn::Mode::kCommands, this,
-                                        &error, session_.protocol());
+    conn = backend::dedicatedOf(worker()).acquire(shard, backend::DedicatedConn::Mode::kCommands,
+                                                  this, &error, session_.protocol());
     if (conn == nullptr) {
       refuse(error);
       return Verdict::kHandled;
@@ -343,7 +345,7 @@ void SessionState::releaseNow(backend::DedicatedConn* conn) {
     lane_ = Lane::kShared;
     lane_conn_ = nullptr;
   }
-  worker().dedicated().release(conn);
+  backend::dedicatedOf(worker()).release(conn);
 }
 
 void SessionState::onDedicatedPush(backend::DedicatedConn& conn, std::string_view push) {
@@ -376,7 +378,7 @@ void SessionState::onDedicatedIdle(backend::DedicatedConn& conn) {
   if (!subscribed()) {
     for (backend::DedicatedConn*& sub : subscriber_) {
       if (sub == &conn) {
-        worker().dedicated().discard(sub);
+        backend::dedicatedOf(worker()).discard(sub);
         sub = nullptr;
       }
     }
@@ -429,7 +431,7 @@ void SessionState::onDedicatedFailed(backend::DedicatedConn& conn) {
 }
 
 void SessionState::onClose() {
-  backend::DedicatedPool& pool = worker().dedicated();
+  backend::DedicatedPool& pool = backend::dedicatedOf(worker());
   for (backend::DedicatedConn** conn : {&pinned_, &blocking_}) {
     if (*conn != nullptr) {
       pool.discard(*conn);

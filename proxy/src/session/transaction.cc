@@ -9,6 +9,7 @@
 // DISCARDs on the shard). Any other refusal while queuing aborts it the same way, as Redis does.
 // EXEC, DISCARD and UNWATCH end the need for the connection; it goes back to the pool once it
 // has answered them.
+#include "backend/worker_backends.h"
 #include "core/assert.h"
 #include "net/worker.h"
 #include "resp/errors.h"
@@ -195,8 +196,8 @@ SessionState::Verdict SessionState::startMulti(std::string* error) {
     return Verdict::kDefer;
   }
   if (pinned_ == nullptr) {
-    pinned_ = worker().dedicated().acquire(shard, backend::DedicatedConn::Mode::kCommands, this,
-                                           error, session_.protocol());
+    pinned_ = backend::dedicatedOf(worker()).acquire(shard, backend::DedicatedConn::Mode::kCommands,
+                                                     this, error, session_.protocol());
     if (pinned_ == nullptr) {
       return Verdict::kHandled;
     }

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "backend/backend_op.h"
+#include "backend/worker_backends.h"
 #include "fakes/fake_shards.h"
 #include "fakes/worker_harness.h"
 #include "net/listener.h"
@@ -57,7 +58,7 @@ TEST(BackendConnTest, PipelinedRepliesReachTheirRequestsInOrder) {
   const std::vector<std::string> keys = keysOn(*shards.topology(), 0, kRequests);
   std::vector<InFlightRequest> requests(kRequests);
   harness.worker().post([&](net::Worker& w) {
-    BackendConn& conn = w.backends().at(0, 0);
+    BackendConn& conn = poolOf(w).at(0, 0);
     for (size_t i = 0; i < kRequests; ++i) {
       requests[i].cmd = get;
       conn.send(getCommand(keys[i]), &requests[i], static_cast<uint32_t>(i));
@@ -83,8 +84,8 @@ TEST(BackendConnTest, EachShardAnswersItsOwnRequests) {
   std::vector<InFlightRequest> requests(100);
   harness.worker().post([&](net::Worker& w) {
     for (size_t i = 0; i < 50; ++i) {
-      w.backends().at(0, 0).send(getCommand(on0[i]), &requests[2 * i], 0);
-      w.backends().at(1, 0).send(getCommand(on1[i]), &requests[2 * i + 1], 0);
+      poolOf(w).at(0, 0).send(getCommand(on0[i]), &requests[2 * i], 0);
+      poolOf(w).at(1, 0).send(getCommand(on1[i]), &requests[2 * i + 1], 0);
     }
   });
   ASSERT_TRUE(handler.catcher.waitFor(100));
@@ -118,7 +119,7 @@ TEST(BackendConnTest, AShardThatRefusesConnectionsFailsEveryRequestInOrder) {
   std::vector<InFlightRequest> requests(20);
   harness.worker().post([&](net::Worker& w) {
     for (size_t i = 0; i < requests.size(); ++i) {
-      w.backends().at(0, 0).send(getCommand("k" + std::to_string(i)), &requests[i], 0);
+      poolOf(w).at(0, 0).send(getCommand("k" + std::to_string(i)), &requests[i], 0);
     }
   });
   ASSERT_TRUE(handler.catcher.waitFor(requests.size()));
@@ -148,7 +149,7 @@ TEST(BackendConnTest, AStalledShardFailsItsRequestsAfterTheTimeout) {
   const auto sent = std::chrono::steady_clock::now();
   harness.worker().post([&](net::Worker& w) {
     for (size_t i = 0; i < requests.size(); ++i) {
-      w.backends().at(0, 0).send(getCommand("k" + std::to_string(i)), &requests[i], 0);
+      poolOf(w).at(0, 0).send(getCommand("k" + std::to_string(i)), &requests[i], 0);
     }
   });
   ASSERT_TRUE(handler.catcher.waitFor(requests.size()));
@@ -170,7 +171,7 @@ bool reaches(net::Worker& worker, net::BackendState state) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < deadline) {
     if (onWorker<net::BackendState>(
-            worker, [](net::Worker& w) { return w.backends().at(0, 0).state(); }) == state) {
+            worker, [](net::Worker& w) { return poolOf(w).at(0, 0).state(); }) == state) {
       return true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -250,8 +251,8 @@ TEST(BackendConnTest, ARefusingShardIsEjectedAndReadmittedByItsProbe) {
                         });
   ASSERT_TRUE(reaches(harness.worker(), net::BackendState::kEjected));
   const std::string ejected = onWorker<std::string>(harness.worker(), [](net::Worker& w) {
-    EXPECT_FALSE(w.backends().at(0, 0).accepting());  // sessions answer with ejectedError()
-    return w.backends().at(0, 0).ejectedError();
+    EXPECT_FALSE(poolOf(w).at(0, 0).accepting());  // sessions answer with ejectedError()
+    return poolOf(w).at(0, 0).ejectedError();
   });
   EXPECT_TRUE(ejected.starts_with("-ERR shard s0 (127.0.0.1:" + std::to_string(port) +
                                   ") unavailable: ejected after 2 failures (last: "))
@@ -263,7 +264,7 @@ TEST(BackendConnTest, ARefusingShardIsEjectedAndReadmittedByItsProbe) {
     PongServer server(fd);
     ASSERT_TRUE(reaches(harness.worker(), net::BackendState::kUp));
     EXPECT_TRUE(onWorker<bool>(harness.worker(),
-                               [](net::Worker& w) { return w.backends().at(0, 0).accepting(); }));
+                               [](net::Worker& w) { return poolOf(w).at(0, 0).accepting(); }));
     const uint64_t ejections = onWorker<uint64_t>(
         harness.worker(), [](net::Worker& w) { return w.stats().shards[0].ejections.get(); });
     EXPECT_EQ(ejections, 1u);

@@ -18,6 +18,7 @@
 
 #include "backend/backend_conn.h"
 #include "backend/backend_op.h"
+#include "backend/worker_backends.h"
 #include "fakes/fake_shards.h"
 #include "fakes/worker_harness.h"
 #include "net/worker.h"
@@ -72,7 +73,7 @@ TEST(BackendPoolTest, AReloadKeepsUnchangedShardsAndDrainsTheReplacedConnections
     size_t retired = 0;
   };
   const Seen seen = onWorker<Seen>(harness.worker(), [&](net::Worker& w) {
-    BackendPool& pool = w.backends();
+    BackendPool& pool = poolOf(w);
     BackendConn* shard0 = &pool.at(0, 0);
     BackendConn* shard1 = &pool.at(1, 0);
     shard1->send(getCommand(key), &sent_before, 0);  // in flight across the reload
@@ -100,8 +101,8 @@ TEST(BackendPoolTest, AReloadKeepsUnchangedShardsAndDrainsTheReplacedConnections
   EXPECT_EQ(after.commandsServed(), 1u);
   // Drained, the retired connection closes and is freed.
   EXPECT_TRUE(eventually(harness.worker(), [](net::Worker& w) {
-    w.backends().sweepRetired();
-    return w.backends().retiredCount() == 0;
+    poolOf(w).sweepRetired();
+    return poolOf(w).retiredCount() == 0;
   }));
 }
 
@@ -119,14 +120,14 @@ TEST(BackendPoolTest, PreferReplicaReadsGoToALiveReplica) {
     c.read_from = config::ReadFrom::kPreferReplica;
   });
   EXPECT_TRUE(eventually(harness.worker(),
-                         [](net::Worker& w) { return w.backends().forRead(0, 7).replica(); }));
+                         [](net::Worker& w) { return poolOf(w).forRead(0, 7).replica(); }));
   // While the replica serves, every read goes to it, never to the primary.
   EXPECT_TRUE(onWorker<bool>(harness.worker(), [](net::Worker& w) {
     bool all = true;
     for (int i = 0; i < 10; ++i) {
-      all = all && w.backends().forRead(0, 7).replica();
+      all = all && poolOf(w).forRead(0, 7).replica();
     }
-    return all && !w.backends().primary(0, 7).replica();
+    return all && !poolOf(w).primary(0, 7).replica();
   }));
 }
 
@@ -165,7 +166,7 @@ TEST(BackendPoolTest, PreferReplicaFallsBackToThePrimaryAtOnceWhileTheReplicaIsD
   for (int round = 0; round < 2; ++round) {
     EXPECT_TRUE(onWorker<bool>(
         shard.worker(),
-        [](net::Worker& w) { return &w.backends().forRead(0, 7) == &w.backends().primary(0, 7); }))
+        [](net::Worker& w) { return &poolOf(w).forRead(0, 7) == &poolOf(w).primary(0, 7); }))
         << "round " << round;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
@@ -175,7 +176,7 @@ TEST(BackendPoolTest, ReplicaOnlyReadsStayOnTheReplicaEvenWhileItIsDown) {
   DownReplica shard(config::ReadFrom::kReplicaOnly);
   ASSERT_TRUE(shard.bound());
   EXPECT_TRUE(onWorker<bool>(shard.worker(),
-                             [](net::Worker& w) { return w.backends().forRead(0, 7).replica(); }));
+                             [](net::Worker& w) { return poolOf(w).forRead(0, 7).replica(); }));
 }
 
 TEST(BackendPoolTest, RoundRobinReadsAlternateBetweenReplicaAndPrimary) {
@@ -187,13 +188,13 @@ TEST(BackendPoolTest, RoundRobinReadsAlternateBetweenReplicaAndPrimary) {
   });
   // Once the replica's connection is up, one of any two picks is the replica.
   ASSERT_TRUE(eventually(harness.worker(), [](net::Worker& w) {
-    const bool first = w.backends().forRead(0, 7).replica();
-    return w.backends().forRead(0, 7).replica() || first;
+    const bool first = poolOf(w).forRead(0, 7).replica();
+    return poolOf(w).forRead(0, 7).replica() || first;
   }));
   const size_t replicas = onWorker<size_t>(harness.worker(), [](net::Worker& w) {
     size_t n = 0;
     for (int i = 0; i < 10; ++i) {
-      n += w.backends().forRead(0, 7).replica() ? 1 : 0;
+      n += poolOf(w).forRead(0, 7).replica() ? 1 : 0;
     }
     return n;
   });
@@ -214,7 +215,7 @@ TEST(BackendPoolTest, ARedirectTargetIsAListedShardOrAConnectionOpenedOnDemand) 
     size_t added = 0;
   };
   const Seen seen = onWorker<Seen>(harness.worker(), [&](net::Worker& w) {
-    BackendPool& pool = w.backends();
+    BackendPool& pool = poolOf(w);
     const size_t count = connectionCount(pool);
     Seen s;
     s.listed_is_primary =
@@ -245,10 +246,10 @@ TEST(BackendPoolTest, ARedirectTargetIsAListedShardOrAConnectionOpenedOnDemand) 
   const size_t retired = onWorker<size_t>(harness.worker(), [&](net::Worker& w) {
     const route::TopologyPtr same = route::Topology::evenSplit(
         {{"s0", "127.0.0.1", listed.port(0)}, {"s1", "127.0.0.1", listed.port(1)}});
-    const size_t count = connectionCount(w.backends());
+    const size_t count = connectionCount(poolOf(w));
     w.applyConfig(configFor(*same, noPings), same);
-    EXPECT_EQ(connectionCount(w.backends()), count - 2);
-    return w.backends().retiredCount();
+    EXPECT_EQ(connectionCount(poolOf(w)), count - 2);
+    return poolOf(w).retiredCount();
   });
   EXPECT_EQ(retired, 2u);
 }
@@ -263,7 +264,7 @@ TEST(BackendPoolTest, Resp3ClientsGetConnectionsOfTheirOwnBuiltOnFirstUse) {
     bool stable = false;
   };
   const Seen seen = onWorker<Seen>(harness.worker(), [](net::Worker& w) {
-    BackendPool& pool = w.backends();
+    BackendPool& pool = poolOf(w);
     Seen s;
     s.before = connectionCount(pool);
     BackendConn& resp3 = pool.primary(1, 7, resp::Protocol::kResp3);

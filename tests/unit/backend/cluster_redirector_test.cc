@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backend/backend_op.h"
+#include "backend/worker_backends.h"
 #include "fakes/fake_shards.h"
 #include "fakes/worker_harness.h"
 #include "net/worker.h"
@@ -69,7 +70,7 @@ std::string at(const char* kind, uint16_t port) {
   return std::string("-") + kind + " 1234 127.0.0.1:" + std::to_string(port) + "\r\n";
 }
 
-TEST(ClusterRedirectorTest, MovedSendsTheFragmentToTheListedShardItNames) {
+TEST(ClusterRedirectorTest, MovedSendsTheFragmentToTheListedShardAndAsksForARefresh) {
   FakeReplyHandler handler;
   FakeResendLookup lookup;
   fakes::FakeShards shards(2, noViolation);
@@ -78,7 +79,7 @@ TEST(ClusterRedirectorTest, MovedSendsTheFragmentToTheListedShardItNames) {
   FakeRequest request;
   request.bytes = getCommand(key);
   EXPECT_TRUE(onWorker<bool>(harness.worker(), [&](net::Worker& w) {
-    return w.redirector().redirect(&request, 0, at("MOVED", shards.port(1)));
+    return redirectorOf(w).redirect(&request, 0, at("MOVED", shards.port(1)));
   }));
   ASSERT_TRUE(handler.catcher.waitFor(1));
   std::lock_guard lock(handler.catcher.mu);
@@ -86,6 +87,7 @@ TEST(ClusterRedirectorTest, MovedSendsTheFragmentToTheListedShardItNames) {
   EXPECT_EQ(handler.catcher.delivered[0].reply, bulk("s1|GET " + key));
   EXPECT_EQ(request.tries.redirects, 1u);
   EXPECT_EQ(shards.commandsServed(), 1u);
+  EXPECT_EQ(harness.control().topology_refreshes.load(), 1);  // the slot map moved
 }
 
 TEST(ClusterRedirectorTest, AskGoesToAnUnlistedNodeWithAskingFirst) {
@@ -97,7 +99,7 @@ TEST(ClusterRedirectorTest, AskGoesToAnUnlistedNodeWithAskingFirst) {
   FakeRequest request;
   request.bytes = getCommand("k");
   EXPECT_TRUE(onWorker<bool>(harness.worker(), [&](net::Worker& w) {
-    return w.redirector().redirect(&request, 0, at("ASK", unlisted.port(0)));
+    return redirectorOf(w).redirect(&request, 0, at("ASK", unlisted.port(0)));
   }));
   ASSERT_TRUE(handler.catcher.waitFor(1));
   std::lock_guard lock(handler.catcher.mu);
@@ -105,6 +107,7 @@ TEST(ClusterRedirectorTest, AskGoesToAnUnlistedNodeWithAskingFirst) {
   EXPECT_EQ(handler.catcher.delivered[0].reply, bulk("s0|GET k"));
   EXPECT_EQ(unlisted.commandsServed(), 2u);  // ASKING, then the GET
   EXPECT_EQ(listed.commandsServed(), 0u);
+  EXPECT_EQ(harness.control().topology_refreshes.load(), 0);  // a migration, not a new map
 }
 
 TEST(ClusterRedirectorTest, ASpentBudgetABadTargetOrAGoneClientIsNotFollowed) {
@@ -131,7 +134,7 @@ TEST(ClusterRedirectorTest, ASpentBudgetABadTargetOrAGoneClientIsNotFollowed) {
       "-ERR MOVED 1 127.0.0.1:6379\r\n",
   };
   const std::vector<bool> followed = onWorker<std::vector<bool>>(harness.worker(), [&](auto& w) {
-    ClusterRedirector& r = w.redirector();
+    ClusterRedirector& r = redirectorOf(w);
     std::vector<bool> out{r.redirect(&spent, 0, at("MOVED", port)),
                           r.redirect(&gone, 0, at("MOVED", port))};
     for (const std::string& reply : bad) {
@@ -161,7 +164,7 @@ TEST(ClusterRedirectorTest, TryAgainSendsTheFragmentAgainAfterAPauseUntilTheRetr
   request.tries.retries = 4;  // the fifth retry waits 2 << 4 = 32 ms
   const auto asked = std::chrono::steady_clock::now();
   EXPECT_TRUE(onWorker<bool>(harness.worker(), [&](net::Worker& w) {
-    return w.redirector().retryLater(&request, 0, node, "-TRYAGAIN busy\r\n");
+    return redirectorOf(w).retryLater(&request, 0, node, "-TRYAGAIN busy\r\n");
   }));
   ASSERT_TRUE(handler.catcher.waitFor(1));
   EXPECT_GE(std::chrono::steady_clock::now() - asked, std::chrono::milliseconds(32));
@@ -172,7 +175,7 @@ TEST(ClusterRedirectorTest, TryAgainSendsTheFragmentAgainAfterAPauseUntilTheRetr
   EXPECT_EQ(request.tries.retries, 5u);
   request.tries.retries = ClusterRedirector::kTryAgainRetries;
   EXPECT_FALSE(onWorker<bool>(harness.worker(), [&](net::Worker& w) {
-    return w.redirector().retryLater(&request, 0, node, "-TRYAGAIN busy\r\n");
+    return redirectorOf(w).retryLater(&request, 0, node, "-TRYAGAIN busy\r\n");
   }));
 }
 
@@ -185,7 +188,7 @@ TEST(ClusterRedirectorTest, ARetryWhoseClientWentIsAnsweredWithItsTryAgain) {
   leaving.bytes = getCommand("a");
   EXPECT_TRUE(onWorker<bool>(harness.worker(), [&](net::Worker& w) {
     const bool queued =
-        w.redirector().retryLater(&leaving, 0, shards.topology()->shards()[0], "-TRYAGAIN a\r\n");
+        redirectorOf(w).retryLater(&leaving, 0, shards.topology()->shards()[0], "-TRYAGAIN a\r\n");
     leaving.gone = true;  // its client goes before the retry is due
     return queued;
   }));
@@ -213,13 +216,13 @@ TEST(ClusterRedirectorTest, AShutdownAnswersTheWaitingRetriesWithTheirTryAgain) 
     for (size_t i = 0; i < waiting.size(); ++i) {
       waiting[i].bytes = getCommand("k");
       waiting[i].tries.retries = 9;  // each waits 100 ms
-      w.redirector().retryLater(&waiting[i], 0, node, "-TRYAGAIN " + std::to_string(i) + "\r\n");
+      redirectorOf(w).retryLater(&waiting[i], 0, node, "-TRYAGAIN " + std::to_string(i) + "\r\n");
     }
-    s.queued = w.redirector().waitingRetries();
-    w.redirector().shutdown();
-    s.left = w.redirector().waitingRetries();
+    s.queued = redirectorOf(w).waitingRetries();
+    redirectorOf(w).shutdown();
+    s.left = redirectorOf(w).waitingRetries();
     waiting[0].tries.retries = 0;
-    s.refused_after = !w.redirector().retryLater(&waiting[0], 0, node, "-TRYAGAIN\r\n");
+    s.refused_after = !redirectorOf(w).retryLater(&waiting[0], 0, node, "-TRYAGAIN\r\n");
     return s;
   });
   EXPECT_EQ(seen.queued, 3u);

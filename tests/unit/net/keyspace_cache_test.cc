@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "net/keyspace_poller.h"
+#include "net/keyspace_cache.h"
 
 namespace sp::net {
 namespace {

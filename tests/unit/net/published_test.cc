@@ -9,7 +9,7 @@
 
 #include "config/config.h"
 #include "net/proxy_context.h"
-#include "net/topology_source.h"
+#include "net/publish.h"
 
 namespace sp::net {
 namespace {

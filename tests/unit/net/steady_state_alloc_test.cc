@@ -16,10 +16,12 @@
 #include <new>
 #include <thread>
 
+#include "fakes/fake_control_plane.h"
 #include "net/listener.h"
 #include "net/proxy_context.h"
 #include "net/worker.h"
 #include "resp/reply_scanner.h"
+#include "session/worker_clients.h"
 
 namespace {
 
@@ -169,7 +171,9 @@ bool pipelineRound(int fd, int depth) {
 
 TEST(SteadyStateAllocTest, WarmedUpPipelineAllocatesNothing) {
   FakeShard shard;
+  fakes::FakeControlPlane control;
   ProxyContext context;
+  context.control = &control;
   config::ShardConfig shard_config;
   shard_config.name = "s0";
   shard_config.host = "127.0.0.1";
@@ -181,7 +185,7 @@ TEST(SteadyStateAllocTest, WarmedUpPipelineAllocatesNothing) {
   uint16_t port = 0;
   int fd = bindListenSocket("127.0.0.1", 0, &port, &error);
   ASSERT_GE(fd, 0) << error;
-  Worker worker(0, context, std::vector<ListenSocket>{{fd}});
+  Worker worker(0, context, std::vector<ListenSocket>{{fd}}, session::buildWorkerParts);
   context.workers.push_back(&worker);
   worker.startThread();
   worker.startAccepting();

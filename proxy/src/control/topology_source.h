@@ -6,7 +6,6 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,8 +17,10 @@
 #include "tls/tls_context.h"
 
 namespace sp::net {
-
 struct ProxyContext;
+}
+
+namespace sp::control {
 
 // The topology for `config`: from the shards list (static), from Sentinel (each shard's primary
 // is written into *config) or from the cluster's seeds. `backend_tls` is the client context for
@@ -28,26 +29,11 @@ struct ProxyContext;
 bool resolveTopology(config::Config* config, route::TopologyPtr* out, std::string* error,
                      const std::shared_ptr<const tls::TlsContext>& backend_tls = nullptr);
 
-// Publishes config + topology in the context and hands them to every worker (Worker::applyConfig
-// through its mailbox). Serialised, so a reload and a watcher never interleave their updates.
-void publishTopology(ProxyContext& context, std::shared_ptr<const config::Config> config,
-                     route::TopologyPtr topology);
-
-// A change to what is published (CONFIG SET of a proxy parameter, a Sentinel failover, a new
-// cluster map), made from the configuration and topology in force and published before any other
-// publisher runs: `change` may replace either and returns true to publish, false to leave them.
-// Two changes made at once both survive; neither publishes a copy made before the other.
-struct Published {
-  std::shared_ptr<const config::Config> config;
-  route::TopologyPtr topology;
-};
-bool updatePublished(ProxyContext& context, const std::function<bool(Published&)>& change);
-
 // Follows Sentinel's +switch-master, or refreshes CLUSTER SLOTS every cluster_refresh_ms and
 // whenever requestRefresh() is called (a MOVED reply, a failed node connection).
 class TopologyWatcher {
  public:
-  explicit TopologyWatcher(ProxyContext& context);
+  explicit TopologyWatcher(net::ProxyContext& context);
   ~TopologyWatcher();
   TopologyWatcher(const TopologyWatcher&) = delete;
   TopologyWatcher& operator=(const TopologyWatcher&) = delete;
@@ -60,7 +46,7 @@ class TopologyWatcher {
   void runCluster();
   void onSwitchMaster(const std::string& master, const std::string& host, uint16_t port);
 
-  ProxyContext& context_;
+  net::ProxyContext& context_;
   std::unique_ptr<route::SentinelWatcher> sentinel_;
   std::thread cluster_thread_;
   std::mutex mu_;
@@ -69,4 +55,4 @@ class TopologyWatcher {
   bool stop_ = false;               // guarded by mu_
 };
 
-}  // namespace sp::net
+}  // namespace sp::control

@@ -1,5 +1,5 @@
 // Sentinel and cluster topology sources.
-#include "net/topology_source.h"
+#include "control/topology_source.h"
 
 #include <chrono>
 
@@ -7,10 +7,14 @@
 
 #include "config/topology_builder.h"
 #include "net/proxy_context.h"
-#include "net/worker.h"
+#include "net/publish.h"
 #include "route/cluster_topology.h"
 
-namespace sp::net {
+namespace sp::control {
+
+using net::Published;
+using net::updatePublished;
+
 namespace {
 
 std::vector<route::SentinelAddress> toAddresses(const std::vector<config::Endpoint>& endpoints) {
@@ -19,11 +23,6 @@ std::vector<route::SentinelAddress> toAddresses(const std::vector<config::Endpoi
     out.push_back({e.host, e.port});
   }
   return out;
-}
-
-std::mutex& publishMutex() {
-  static std::mutex mu;
-  return mu;
 }
 
 }  // namespace
@@ -48,35 +47,7 @@ bool resolveTopology(config::Config* config, route::TopologyPtr* out, std::strin
   return true;
 }
 
-namespace {
-
-void publishLocked(ProxyContext& context, const std::shared_ptr<const config::Config>& config,
-                   const route::TopologyPtr& topology) {
-  context.publish(config, topology);
-  for (Worker* w : context.workers) {
-    w->post([config, topology](Worker& worker) { worker.applyConfig(config, topology); });
-  }
-}
-
-}  // namespace
-
-void publishTopology(ProxyContext& context, std::shared_ptr<const config::Config> config,
-                     route::TopologyPtr topology) {
-  std::lock_guard<std::mutex> lock(publishMutex());
-  publishLocked(context, config, topology);
-}
-
-bool updatePublished(ProxyContext& context, const std::function<bool(Published&)>& change) {
-  std::lock_guard<std::mutex> lock(publishMutex());
-  Published p{context.config(), context.topology()};
-  if (!change(p)) {
-    return false;
-  }
-  publishLocked(context, p.config, p.topology);
-  return true;
-}
-
-TopologyWatcher::TopologyWatcher(ProxyContext& context) : context_(context) {}
+TopologyWatcher::TopologyWatcher(net::ProxyContext& context) : context_(context) {}
 
 TopologyWatcher::~TopologyWatcher() { stop(); }
 
@@ -205,4 +176,4 @@ void TopologyWatcher::runCluster() {
   }
 }
 
-}  // namespace sp::net
+}  // namespace sp::control

@@ -12,11 +12,11 @@
 
 #include "config/loader.h"
 
-namespace sp::net {
+namespace sp::control {
 
 // Runs the pools until a signal stops them; returns the process exit status. Every pool's
 // configuration is loaded and checked first: any error is printed and nothing starts (2).
 int superviseTwemproxyPools(const config::CommandLine& cmdline,
                             const std::vector<std::string>& pools);
 
-}  // namespace sp::net
+}  // namespace sp::control

@@ -1,5 +1,5 @@
 // One process per pool, started with posix_spawn from /proc/self/exe and stopped by PID.
-#include "net/pool_supervisor.h"
+#include "control/pool_supervisor.h"
 
 #include <netdb.h>
 #include <signal.h>
@@ -20,13 +20,13 @@
 
 #include "config/twemproxy_config.h"
 #include "config/value_parser.h"
+#include "control/service_notifier.h"
 #include "core/log_sink.h"
 #include "net/listener.h"
-#include "net/service_notifier.h"
 
 extern char** environ;
 
-namespace sp::net {
+namespace sp::control {
 namespace {
 
 constexpr std::chrono::seconds kStartTimeout{30};
@@ -252,7 +252,7 @@ int superviseTwemproxyPools(const config::CommandLine& cmdline,
     ready = 0;
     for (const PoolProcess& p : pools) {
       const bool up = p.listen_port != 0 ? accepts(p.listen_host, p.listen_port)
-                                         : unixSocketAnswers(p.listen_unix);
+                                         : net::unixSocketAnswers(p.listen_unix);
       ready += up ? 1 : 0;
     }
     if (std::chrono::steady_clock::now() > start_deadline) {
@@ -299,4 +299,4 @@ int superviseTwemproxyPools(const config::CommandLine& cmdline,
   }
 }
 
-}  // namespace sp::net
+}  // namespace sp::control

@@ -1,5 +1,5 @@
 // ServiceNotifier (service_notifier.h).
-#include "net/service_notifier.h"
+#include "control/service_notifier.h"
 
 #include <systemd/sd-daemon.h>
 
@@ -7,7 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
-namespace sp::net {
+namespace sp::control {
 
 ServiceNotifier::ServiceNotifier() {
   uint64_t usec = 0;
@@ -37,4 +37,4 @@ void ServiceNotifier::watchdog(bool alive) {
   }
 }
 
-}  // namespace sp::net
+}  // namespace sp::control

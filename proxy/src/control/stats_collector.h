@@ -10,12 +10,14 @@
 #include <vector>
 
 namespace sp::net {
-
 struct ProxyContext;
+}
+
+namespace sp::control {
 
 class StatsCollector : public prometheus::Collectable {
  public:
-  explicit StatsCollector(const ProxyContext& context) : context_(&context) {}
+  explicit StatsCollector(const net::ProxyContext& context) : context_(&context) {}
 
   std::vector<prometheus::MetricFamily> Collect() const override;
 
@@ -24,7 +26,7 @@ class StatsCollector : public prometheus::Collectable {
 
  private:
   mutable std::mutex mu_;
-  const ProxyContext* context_;  // guarded by mu_
+  const net::ProxyContext* context_;  // guarded by mu_
 };
 
-}  // namespace sp::net
+}  // namespace sp::control

@@ -1,5 +1,5 @@
 // StatsCollector: catalogue rows -> Prometheus families, summed over workers.
-#include "net/stats_collector.h"
+#include "control/stats_collector.h"
 
 #include <string>
 
@@ -8,7 +8,21 @@
 #include "net/proxy_context.h"
 #include "net/worker.h"
 
-namespace sp::net {
+namespace sp::control {
+
+using net::kCloseReasonNames;
+using net::kCloseReasons;
+using net::kCommandClasses;
+using net::kCommandClassNames;
+using net::kParseErrors;
+using net::kRequestResultNames;
+using net::kRequestResults;
+using net::ProtocolErrors;
+using net::ProxyContext;
+using net::ShardKeyspace;
+using net::ShardSummary;
+using net::ShardTotals;
+using net::Worker;
 namespace {
 
 using metrics::FamilySet;
@@ -177,4 +191,4 @@ void StatsCollector::detach() {
   context_ = nullptr;
 }
 
-}  // namespace sp::net
+}  // namespace sp::control

@@ -1,9 +1,7 @@
-// INFO's reply text (ProxyContext::info): every section redis-server 7 has, in its order, and the
-// proxy's shards section. Server, Clients, Replication, CPU, Modules and Cluster are the proxy's
-// own; Memory and Persistence the shards' (their last polled INFO, keyspace_poller.h) combined
-// field by field; Stats the proxy's for what its clients see and the shards' for their data;
-// Commandstats, Errorstats and Latencystats the commands the proxy served. The rule of every
-// field is written in info_report.cc and docs/operations.md (INFO).
+// The proxy's own counters that INFO reports (stats, commandstats, errorstats, latencystats),
+// summed over the workers, and the two pieces of state INFO keeps between calls: the baseline of
+// CONFIG RESETSTAT and the samples of the instantaneous_* rates. ProxyContext holds both; the INFO
+// text itself is the control plane's (control/info_report.h).
 #pragma once
 
 #include <array>
@@ -11,7 +9,6 @@
 #include <map>
 #include <mutex>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "metrics/latency_histogram.h"
@@ -21,8 +18,6 @@ struct CommandInfo;
 }
 
 namespace sp::net {
-
-struct ProxyContext;
 
 // The proxy's own counters that INFO stats, commandstats, errorstats and latencystats report,
 // summed over the workers.
@@ -74,11 +69,5 @@ class RateSampler {
   std::mutex mu_;
   std::vector<Sample> samples_;  // guarded by mu_, oldest first
 };
-
-// CONFIG RESETSTAT's part in the proxy: INFO's counters start again from 0.
-void resetInfoCounters(ProxyContext& context);
-
-// The INFO reply text for `sections` (as ProxyContext::info takes them).
-std::string infoReport(const ProxyContext& context, std::string_view sections, bool admin);
 
 }  // namespace sp::net

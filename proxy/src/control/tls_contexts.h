@@ -8,7 +8,7 @@
 #include "config/config.h"
 #include "tls/tls_context.h"
 
-namespace sp::net {
+namespace sp::control {
 
 struct TlsContexts {
   std::shared_ptr<const tls::TlsContext> server;   // nullptr: no TLS listener
@@ -18,4 +18,4 @@ struct TlsContexts {
 // False with *error ("tls: cannot load certificate /etc/...: ...") when a file or setting is bad.
 bool buildTlsContexts(const config::Config& config, TlsContexts* out, std::string* error);
 
-}  // namespace sp::net
+}  // namespace sp::control

@@ -18,7 +18,7 @@
 //     bound of the latency bucket that holds them).
 //   - Keyspace: the shards' summed (keyspace_poller.h).
 // The shards' figures are those of the last background poll (every 2 s).
-#include "net/info_report.h"
+#include "control/info_report.h"
 
 #include <sys/resource.h>
 #include <sys/time.h>
@@ -33,12 +33,24 @@
 #include <random>
 
 #include "config/value_parser.h"
+#include "control/keyspace_poller.h"
 #include "core/clock.h"
 #include "net/proxy_context.h"
 #include "net/worker.h"
 #include "resp/command_table.h"
 
-namespace sp::net {
+namespace sp::control {
+
+using net::CommandStats;
+using net::InfoCounters;
+using net::ProxyContext;
+using net::RateSampler;
+using net::ShardKeyspace;
+using net::ShardSummary;
+using net::ShardTotals;
+using net::Worker;
+using net::WorkerStats;
+
 namespace {
 
 void line(std::string& out, std::string_view key, const std::string& value) {
@@ -228,71 +240,8 @@ InfoCounters collectCounters(const ProxyContext& context) {
 
 }  // namespace
 
-void InfoBaseline::reset(InfoCounters now) {
-  std::lock_guard<std::mutex> lock(mu_);
-  base_ = std::move(now);
-}
-
-InfoCounters InfoBaseline::since(InfoCounters now) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  const InfoCounters& b = base_;
-  auto less = [](uint64_t& v, uint64_t base) { v = v >= base ? v - base : 0; };
-  for (auto [field, base] : {std::pair{&now.accepted, b.accepted},
-                             {&now.rejected, b.rejected},
-                             {&now.commands, b.commands},
-                             {&now.local, b.local},
-                             {&now.split, b.split},
-                             {&now.refused, b.refused},
-                             {&now.perr_client, b.perr_client},
-                             {&now.perr_backend, b.perr_backend},
-                             {&now.out_limit, b.out_limit},
-                             {&now.paused, b.paused},
-                             {&now.in, b.in},
-                             {&now.sent, b.sent},
-                             {&now.slow, b.slow},
-                             {&now.auth_failures, b.auth_failures},
-                             {&now.errors, b.errors},
-                             {&now.reads, b.reads},
-                             {&now.writes, b.writes}}) {
-    less(*field, base);
-  }
-  for (size_t i = 0; i < now.by_command.size() && i < b.by_command.size(); ++i) {
-    InfoCounters::Command& t = now.by_command[i];
-    less(t.calls, b.by_command[i].calls);
-    less(t.usec, b.by_command[i].usec);
-    less(t.failed, b.by_command[i].failed);
-    for (size_t k = 0; k < t.buckets.size(); ++k) {
-      less(t.buckets[k], b.by_command[i].buckets[k]);
-    }
-  }
-  for (auto it = now.by_code.begin(); it != now.by_code.end();) {
-    if (const auto old = b.by_code.find(it->first); old != b.by_code.end()) {
-      less(it->second, old->second);
-    }
-    it = it->second == 0 ? now.by_code.erase(it) : std::next(it);
-  }
-  return now;
-}
-
 void resetInfoCounters(ProxyContext& context) {
   context.info_baseline.reset(collectCounters(context));
-}
-
-RateSampler::Sample RateSampler::base(const Sample& now) {
-  constexpr uint64_t kWindowUs = 2000000;  // rates over about the last two seconds
-  constexpr uint64_t kMinGapUs = 100000;   // one sample per 100 ms at most
-  std::lock_guard<std::mutex> lock(mu_);
-  // Keep the samples of the window and the latest one before it.
-  size_t drop = 0;
-  while (drop + 1 < samples_.size() && now.micros >= samples_[drop + 1].micros + kWindowUs) {
-    ++drop;
-  }
-  samples_.erase(samples_.begin(), samples_.begin() + static_cast<long>(drop));
-  const Sample base = samples_.empty() ? now : samples_.front();
-  if (samples_.empty() || now.micros >= samples_.back().micros + kMinGapUs) {
-    samples_.push_back(now);
-  }
-  return base;
 }
 
 std::string infoReport(const ProxyContext& context, std::string_view sections, bool admin) {
@@ -597,4 +546,4 @@ std::string infoReport(const ProxyContext& context, std::string_view sections, b
   return out;  // as redis-server's: no blank line after the last section
 }
 
-}  // namespace sp::net
+}  // namespace sp::control

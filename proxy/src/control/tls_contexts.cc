@@ -1,7 +1,7 @@
 // TLS contexts from the config.
-#include "net/tls_contexts.h"
+#include "control/tls_contexts.h"
 
-namespace sp::net {
+namespace sp::control {
 
 bool buildTlsContexts(const config::Config& config, TlsContexts* out, std::string* error) {
   TlsContexts built;
@@ -24,4 +24,4 @@ bool buildTlsContexts(const config::Config& config, TlsContexts* out, std::strin
   return true;
 }
 
-}  // namespace sp::net
+}  // namespace sp::control

@@ -1,5 +1,5 @@
 // Reloader: validate, publish, post to the workers; count and log the outcome.
-#include "net/reload.h"
+#include "control/reload.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -10,14 +10,18 @@
 #include <spdlog/spdlog.h>
 
 #include "config/topology_builder.h"
+#include "control/tls_contexts.h"
+#include "control/topology_source.h"
 #include "core/log.h"
 #include "net/fd_budget.h"
 #include "net/proxy_context.h"
-#include "net/tls_contexts.h"
-#include "net/topology_source.h"
+#include "net/publish.h"
 #include "net/worker.h"
 
-namespace sp::net {
+namespace sp::control {
+
+using net::ProxyContext;
+
 namespace {
 
 // Keeps the running value of a key that only a restart can change; notes the difference.
@@ -163,4 +167,4 @@ void Reloader::cancelPending(const std::string& why) {
   }
 }
 
-}  // namespace sp::net
+}  // namespace sp::control

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-namespace sp::net {
+namespace sp::control {
 
 class ServiceNotifier {
  public:
@@ -26,4 +26,4 @@ class ServiceNotifier {
   uint64_t watchdog_interval_ms_ = 0;
 };
 
-}  // namespace sp::net
+}  // namespace sp::control

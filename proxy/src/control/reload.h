@@ -1,6 +1,6 @@
 // Live reload (SIGHUP or PROXY RELOAD). On the main thread, off every worker's loop: re-read the
 // config file with the original command-line overrides, validate it whole, build a new immutable
-// Topology, publish both in the ProxyContext and hand them to each worker through its mailbox
+// Topology, publish both in the net::ProxyContext and hand them to each worker through its mailbox
 // (Worker::applyConfig swaps between loop iterations and reconciles its backend connections).
 // An invalid file is rejected whole: nothing changes, the errors are logged and counted
 // (shardproxy_config_reloads_total{result="failure"}). Keys that need a restart (listen.*,
@@ -14,19 +14,19 @@
 #include <vector>
 
 #include "config/loader.h"
+#include "net/control_plane.h"
 
 namespace sp::net {
-
 struct ProxyContext;
+}
 
-struct ReloadOutcome {
-  bool ok = false;
-  std::string message;  // why it failed (every error, "; "-separated), or notes on success
-};
+namespace sp::control {
+
+using net::ReloadOutcome;
 
 class Reloader {
  public:
-  Reloader(ProxyContext& context, config::CommandLine cmdline);
+  Reloader(net::ProxyContext& context, config::CommandLine cmdline);
 
   // Main thread. `trigger` names the cause in the log ("SIGHUP", "PROXY RELOAD").
   ReloadOutcome reload(std::string_view trigger);
@@ -46,11 +46,11 @@ class Reloader {
   // A reload that stops at `why`: logged, counted, the running configuration kept.
   ReloadOutcome refuse(std::string_view trigger, const std::string& why);
 
-  ProxyContext& context_;
+  net::ProxyContext& context_;
   config::CommandLine cmdline_;
   std::mutex mu_;
   std::vector<std::function<void(const ReloadOutcome&)>> pending_;  // guarded by mu_
   bool closed_ = false;                                             // guarded by mu_
 };
 
-}  // namespace sp::net
+}  // namespace sp::control
