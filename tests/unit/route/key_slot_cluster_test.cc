@@ -79,15 +79,18 @@ class ClusterRedis {
   ClusterRedis& operator=(const ClusterRedis&) = delete;
 
   // Starts redis-server on a free port and connects; a few ports are tried in case another
-  // process takes the free port first.
+  // process takes the free port first. The cluster bus gets a free port of its own: by default it
+  // is the port + 10000, past 65535 for a fifth of the kernel's ephemeral range (redis-server
+  // then exits), and not known to be free.
   bool start(std::string* why) {
     if (dir_.empty()) {
       *why = "cannot create a temp dir";
       return false;
     }
-    for (int attempt = 0; attempt < 3; ++attempt) {
+    for (int attempt = 0; attempt < 5; ++attempt) {
       port_ = freeLoopbackPort();
-      if (port_ == 0) {
+      bus_port_ = freeLoopbackPort();
+      if (port_ == 0 || bus_port_ == 0 || bus_port_ == port_) {
         *why = "cannot find a free port";
         continue;
       }
@@ -115,6 +118,8 @@ class ClusterRedis {
                                      "127.0.0.1",
                                      "--cluster-enabled",
                                      "yes",
+                                     "--cluster-port",
+                                     std::to_string(bus_port_),
                                      "--cluster-config-file",
                                      nodes,
                                      "--dir",
@@ -205,6 +210,7 @@ class ClusterRedis {
 
   std::string dir_;
   uint16_t port_ = 0;
+  uint16_t bus_port_ = 0;
   pid_t pid_ = -1;
   RedisContextPtr ctx_;
 };
