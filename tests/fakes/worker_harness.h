@@ -10,6 +10,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -91,17 +92,34 @@ inline std::shared_ptr<config::Config> configFor(
   return config;
 }
 
-// A worker with no listener over `topology`, its thread running; `tune` may change the config.
+// A worker over `topology`, its thread running, with a fake control plane; `tune` may change the
+// config. With Listen::kLoopback it also accepts clients on a free loopback port (port()).
 class WorkerHarness {
  public:
+  enum class Listen { kNo, kLoopback };
+
   explicit WorkerHarness(route::TopologyPtr topology,
-                         const std::function<void(config::Config&)>& tune = {}) {
+                         const std::function<void(config::Config&)>& tune = {},
+                         Listen listen = Listen::kNo) {
     context_.publish(configFor(*topology, tune), topology);
     context_.control = &control_;
-    worker_ = std::make_unique<net::Worker>(0, context_, std::vector<net::ListenSocket>{},
-                                            session::buildWorkerParts);
+    std::vector<net::ListenSocket> sockets;
+    if (listen == Listen::kLoopback) {
+      std::string error;
+      const int fd = net::bindListenSocket("127.0.0.1", 0, &port_, &error);
+      if (fd < 0) {
+        throw std::runtime_error("cannot listen on loopback: " + error);
+      }
+      context_.bound_port = port_;
+      sockets.push_back(net::ListenSocket{fd});
+    }
+    worker_ =
+        std::make_unique<net::Worker>(0, context_, std::move(sockets), session::buildWorkerParts);
     context_.workers.push_back(worker_.get());
     worker_->startThread();
+    if (listen == Listen::kLoopback) {
+      worker_->startAccepting();
+    }
   }
   ~WorkerHarness() {
     worker_->requestStop();
@@ -111,8 +129,10 @@ class WorkerHarness {
   WorkerHarness& operator=(const WorkerHarness&) = delete;
   net::Worker& worker() { return *worker_; }
   FakeControlPlane& control() { return control_; }
+  uint16_t port() const { return port_; }  // Listen::kLoopback's
 
  private:
+  uint16_t port_ = 0;
   FakeControlPlane control_;
   net::ProxyContext context_;
   std::unique_ptr<net::Worker> worker_;
