@@ -72,8 +72,52 @@ std::string BackendConn::unavailableError(std::string_view reason) const {
   return resp::err::shardUnavailable(address_.label(), reason);
 }
 
+const char* standingName(Standing standing) {
+  switch (standing) {
+    case Standing::kServing:
+      return "serving";
+    case Standing::kEjected:
+      return "ejected";
+    case Standing::kProbing:
+      return "probing";
+    case Standing::kRetiring:
+      return "retiring";
+    case Standing::kShutDown:
+      return "shut down";
+  }
+  return "unknown";
+}
+
+bool canMove(Standing from, Standing to) {
+  switch (from) {
+    case Standing::kServing:
+      return to == Standing::kEjected || to == Standing::kRetiring || to == Standing::kShutDown;
+    case Standing::kEjected:
+      return to == Standing::kProbing || to == Standing::kRetiring || to == Standing::kShutDown;
+    case Standing::kProbing:
+      return to == Standing::kServing || to == Standing::kEjected || to == Standing::kRetiring ||
+             to == Standing::kShutDown;
+    case Standing::kRetiring:
+      return to == Standing::kShutDown;
+    case Standing::kShutDown:
+      return false;
+  }
+  return false;
+}
+
+void BackendConn::enter(Standing next) {
+  SP_ASSERT(canMove(standing_, next));
+  if (!failsFast(standing_) && failsFast(next)) {
+    stats_.ejections.add();
+    stats_.ejected.add();
+  } else if (failsFast(standing_) && !failsFast(next)) {
+    stats_.ejected.sub();
+  }
+  standing_ = next;
+}
+
 std::string BackendConn::ejectedError() const {
-  if (shut_down_) {
+  if (standing_ == Standing::kShutDown) {
     return unavailableError("proxy shutting down");
   }
   return unavailableError("ejected after " +
@@ -82,7 +126,7 @@ std::string BackendConn::ejectedError() const {
 }
 
 net::BackendState BackendConn::state() const {
-  if (ejected_) {
+  if (failsFast(standing_)) {
     return net::BackendState::kEjected;
   }
   switch (link_) {
@@ -183,7 +227,7 @@ void BackendConn::linkUp() {
     }
     prepend(auth, OpKind::kAuth);
   }
-  if (probing_) {
+  if (standing_ == Standing::kProbing) {
     queue(kPing, nullptr, 0, OpKind::kPing, false);
     ping_outstanding_ = true;
   }
@@ -272,7 +316,8 @@ void BackendConn::armRequestTimer() {
 }
 
 void BackendConn::ping() {
-  if (link_ == Link::kUp && !ping_outstanding_ && !shut_down_ && !ejected_) {
+  const bool pinged = standing_ == Standing::kServing || standing_ == Standing::kRetiring;
+  if (link_ == Link::kUp && !ping_outstanding_ && pinged) {
     ping_outstanding_ = true;
     queue(kPing, nullptr, 0, OpKind::kPing, false);
   }
@@ -454,7 +499,7 @@ void BackendConn::complete(std::string_view reply) {
     // The duration histogram, error replies, MOVED/ASK.
     observeBackendReply(stats_, *request, reply, read_ns_);
   }
-  if (retiring_ && fifo_.empty()) {
+  if (standing_ == Standing::kRetiring && fifo_.empty()) {
     // The last request sent before the connection was replaced has its reply: deliver it (or
     // follow its redirect), then close. Nothing else will be sent here.
     if (kind == OpKind::kRequest) {
@@ -523,11 +568,12 @@ void BackendConn::deliver(InFlightRequest* request, uint32_t fragment, std::stri
 void BackendConn::healthy() {
   failures_ = 0;
   reconnect_ms_ = 0;
-  if (ejected_) {
-    ejected_ = false;
-    probing_ = false;
+  if (failsFast(standing_)) {
+    if (standing_ == Standing::kEjected) {
+      enter(Standing::kProbing);  // not expected (ejection closes the socket), but legal
+    }
+    enter(Standing::kServing);
     eject_ms_ = 0;
-    stats_.ejected.sub();
     spdlog::info("worker {}: {} re-admitted", worker_.index(), address_.label());
   } else if (!ever_up_) {
     spdlog::debug("worker {}: {} up", worker_.index(), address_.label());
@@ -628,7 +674,7 @@ void BackendConn::closeSocket(bool keep_unsent) {
 }
 
 void BackendConn::fail(std::string_view reason, bool keep_unsent) {
-  if (shut_down_) {
+  if (standing_ == Standing::kShutDown) {
     return;
   }
   const bool was_up = link_ == Link::kUp;
@@ -639,15 +685,15 @@ void BackendConn::fail(std::string_view reason, bool keep_unsent) {
   }
   // Requests whose bytes never left (out_) wait for the next connection after a stall; a write
   // in flight (write_buf_) may have reached the shard, so its requests fail with the rest.
-  keep_unsent = keep_unsent && !retiring_ && timers_open_ &&
-                failures_ < worker_.config().backend_failure_limit && !ejected_;
+  keep_unsent = keep_unsent && standing_ == Standing::kServing && timers_open_ &&
+                failures_ < worker_.config().backend_failure_limit;
   closeSocket(keep_unsent);
   if (keep_unsent) {
     failSentOps(reason);
   } else {
     failAllOps(reason);
   }
-  if (retiring_) {
+  if (standing_ == Standing::kRetiring) {
     shutdown();
     return;
   }
@@ -656,18 +702,18 @@ void BackendConn::fail(std::string_view reason, bool keep_unsent) {
   }
   const auto& cfg = worker_.config();
   uint32_t delay = 0;
-  if (ejected_) {
+  if (failsFast(standing_)) {
     // A probe failed: stay ejected, for longer.
-    probing_ = false;
+    if (standing_ == Standing::kProbing) {
+      enter(Standing::kEjected);
+    }
     eject_ms_ = std::min(eject_ms_ * 2, cfg.backend_retry_timeout_max_ms);
     delay = eject_ms_;
     spdlog::debug("worker {}: probe of {} failed: {}", worker_.index(), address_.label(), reason);
   } else if (failures_ >= cfg.backend_failure_limit) {
-    ejected_ = true;
+    enter(Standing::kEjected);
     eject_ms_ = cfg.backend_retry_timeout_ms;
     delay = eject_ms_;
-    stats_.ejections.add();
-    stats_.ejected.add();
     spdlog::warn("worker {}: {} ejected after {} failures (last: {}); probing in {} ms",
                  worker_.index(), address_.label(), failures_, reason, delay);
   } else {
@@ -692,10 +738,10 @@ void BackendConn::onTimerClosedCb(uv_handle_t* handle) {
 }
 
 void BackendConn::retire() {
-  if (retiring_ || shut_down_) {
+  if (standing_ == Standing::kRetiring || standing_ == Standing::kShutDown) {
     return;
   }
-  retiring_ = true;
+  enter(Standing::kRetiring);
   if (fifo_.empty()) {
     shutdown();
   }
@@ -703,7 +749,7 @@ void BackendConn::retire() {
 
 void BackendConn::onTimerCb(uv_timer_t* timer) {
   auto* self = static_cast<BackendConn*>(timer->data);
-  if (self->shut_down_) {
+  if (self->standing_ == Standing::kShutDown) {
     return;
   }
   if (self->link_ == Link::kConnecting) {
@@ -716,8 +762,8 @@ void BackendConn::onTimerCb(uv_timer_t* timer) {
     uv_timer_start(&self->timer_, &BackendConn::onTimerCb, 1, 0);
     return;
   }
-  if (self->ejected_) {
-    self->probing_ = true;
+  if (self->standing_ == Standing::kEjected) {
+    self->enter(Standing::kProbing);
   }
   self->connect();
 }
@@ -725,7 +771,7 @@ void BackendConn::onTimerCb(uv_timer_t* timer) {
 void BackendConn::onRequestTimerCb(uv_timer_t* timer) {
   auto* self = static_cast<BackendConn*>(timer->data);
   self->request_timer_armed_ = false;
-  if (self->shut_down_ || self->link_ != Link::kUp || self->fifo_.empty()) {
+  if (self->standing_ == Standing::kShutDown || self->link_ != Link::kUp || self->fifo_.empty()) {
     self->timeout_confirming_ = false;
     return;
   }
@@ -753,14 +799,11 @@ void BackendConn::onRequestTimerCb(uv_timer_t* timer) {
 }
 
 void BackendConn::shutdown() {
-  if (shut_down_) {
+  if (standing_ == Standing::kShutDown) {
     return;
   }
   closeSocket(false);
-  shut_down_ = true;
-  if (ejected_) {
-    stats_.ejected.sub();
-  }
+  enter(Standing::kShutDown);
   if (timers_open_) {
     timers_open_ = false;
     pending_closes_ += 2;

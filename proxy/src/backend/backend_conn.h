@@ -16,6 +16,19 @@
 // backend.failure_limit consecutive failures the connection is ejected: requests fail fast for
 // backend.retry_timeout_ms (doubling while probes fail, up to retry_timeout_max_ms), then a probe
 // reconnects and PINGs, and the first good reply re-admits it.
+//
+// Its standing (Standing below), one state, changed only by enter(), which checks the move and
+// keeps the ejected gauge; the socket's own state (closed, connecting, up) runs beside it:
+//
+//            failures reach backend.failure_limit            retry timer fires
+//   kServing ------------------------------------> kEjected ------------------> kProbing
+//      ^  |                                          ^                            |   |
+//      |  |                                          +---- the probe failed ------+   |
+//      |  +-- retire() --> kRetiring --(FIFO empty, or a failure)--> kShutDown         |
+//      +------------------------ the probe's PING answered --------------------------+
+//
+// Every standing but kShutDown may also be retired (replaced on reload) or shut down (worker
+// exit); kShutDown is final. Only kServing takes requests; kEjected and kProbing fail them fast.
 #pragma once
 
 #include <uv.h>
@@ -48,6 +61,19 @@ struct Credentials {
   std::string password;
 };
 
+// A shard connection's standing; see the diagram above.
+enum class Standing : uint8_t {
+  kServing,   // takes requests; the socket reconnects after a failure (with backoff)
+  kEjected,   // failing fast until the retry timer
+  kProbing,   // still failing fast; a probe connection is up or coming up, its PING in flight
+  kRetiring,  // replaced: takes nothing new, finishes what was sent, then shuts down
+  kShutDown,  // closed for good
+};
+const char* standingName(Standing standing);
+// Whether a connection may go from `from` to `to` (never to itself).
+bool canMove(Standing from, Standing to);
+inline bool failsFast(Standing s) { return s == Standing::kEjected || s == Standing::kProbing; }
+
 class BackendConn final : public net::Flushable {
  public:
   // `protocol` kResp3: HELLO 3 follows AUTH on every (re)connect, for RESP3 clients' requests.
@@ -64,11 +90,12 @@ class BackendConn final : public net::Flushable {
   // sent finish, then shuts down.
   void retire();
   // Shut down and every libuv handle closed: the object may be destroyed.
-  bool fullyClosed() const { return shut_down_ && pending_closes_ == 0; }
+  bool fullyClosed() const { return standing_ == Standing::kShutDown && pending_closes_ == 0; }
 
   // True when a request sent now is queued (connected, connecting or reconnecting); false while
   // the connection is ejected, retired or shut down, when requests must fail fast.
-  bool accepting() const { return !ejected_ && !shut_down_ && !retiring_; }
+  bool accepting() const { return standing_ == Standing::kServing; }
+  Standing standing() const { return standing_; }
 
   // backend.read_from: a replica worth sending a read to now. Connected and accepting, and not
   // sitting on outstanding requests (a health PING counts) with no byte moved for
@@ -114,6 +141,9 @@ class BackendConn final : public net::Flushable {
   static void onRequestTimerCb(uv_timer_t* timer);
   static void onTimerClosedCb(uv_handle_t* handle);
 
+  // The one place the standing changes: checks the move (canMove) and keeps the ejection counter
+  // and the ejected gauge.
+  void enter(Standing next);
   void connect();
   void onConnected(int status);
   void linkUp();  // connected (and, under backend.tls, the handshake done): AUTH, HELLO, queue
@@ -155,12 +185,9 @@ class BackendConn final : public net::Flushable {
   Credentials credentials_;
   resp::Protocol protocol_;
   bool replica_;
+  Standing standing_ = Standing::kServing;
   Link link_ = Link::kClosed;
-  bool shut_down_ = false;
-  bool retiring_ = false;     // replaced: drain the FIFO, then shut down
   int pending_closes_ = 0;    // uv_close calls whose callback has not run yet
-  bool ejected_ = false;      // failing fast until a probe succeeds
-  bool probing_ = false;      // ejected, and the probe connection is being tried
   bool tcp_open_ = false;     // tcp_ initialised and not yet closed
   bool tcp_closing_ = false;  // uv_close(tcp_) issued, close callback not yet run
   bool writing_ = false;      // a uv_write of write_buf_ is in flight

@@ -22,6 +22,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "backend/backend_op.h"
@@ -268,8 +269,38 @@ TEST(BackendConnTest, ARefusingShardIsEjectedAndReadmittedByItsProbe) {
     const uint64_t ejections = onWorker<uint64_t>(
         harness.worker(), [](net::Worker& w) { return w.stats().shards[0].ejections.get(); });
     EXPECT_EQ(ejections, 1u);
+    const auto [standing, ejected_now] =
+        onWorker<std::pair<Standing, uint64_t>>(harness.worker(), [](net::Worker& w) {
+          return std::pair{poolOf(w).at(0, 0).standing(), w.stats().shards[0].ejected.get()};
+        });
+    EXPECT_EQ(standing, Standing::kServing);
+    EXPECT_EQ(ejected_now, 0u);  // the gauge follows the standing back
   }
   ::close(fd);
+}
+
+TEST(BackendConnStandingTest, TheMovesTheDiagramDraws) {
+  const Standing all[] = {Standing::kServing, Standing::kEjected, Standing::kProbing,
+                          Standing::kRetiring, Standing::kShutDown};
+  for (Standing from : all) {
+    EXPECT_FALSE(canMove(from, from)) << standingName(from);
+    EXPECT_FALSE(canMove(Standing::kShutDown, from)) << "shut down is final";
+    if (from != Standing::kShutDown) {
+      EXPECT_TRUE(canMove(from, Standing::kShutDown)) << standingName(from);
+    }
+    if (from != Standing::kRetiring && from != Standing::kShutDown) {
+      EXPECT_TRUE(canMove(from, Standing::kRetiring)) << standingName(from);
+    }
+    // Only an answered probe re-admits; only a probe (or a first ejection) ejects.
+    EXPECT_EQ(canMove(from, Standing::kServing), from == Standing::kProbing) << standingName(from);
+    EXPECT_EQ(canMove(from, Standing::kEjected),
+              from == Standing::kServing || from == Standing::kProbing)
+        << standingName(from);
+    EXPECT_EQ(canMove(from, Standing::kProbing), from == Standing::kEjected) << standingName(from);
+  }
+  EXPECT_TRUE(failsFast(Standing::kEjected) && failsFast(Standing::kProbing));
+  EXPECT_FALSE(failsFast(Standing::kServing) || failsFast(Standing::kRetiring) ||
+               failsFast(Standing::kShutDown));
 }
 
 }  // namespace
