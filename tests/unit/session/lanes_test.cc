@@ -4,16 +4,22 @@
 // the one after a DISCARD on the shard of its own; a pipelined WATCH / MULTI / DISCARD leaves the
 // session serving; a subscriber gets the subscriber-context answers; errors of the transaction
 // lane use redis-server's words; a blocking command is answered by the shard of its key, and the
-// session goes on; with auth.password nothing but AUTH (and HELLO, QUIT) runs before AUTH.
+// session goes on; a transaction's dedicated connection goes back to the pool and a subscriber's
+// closes with its client; with auth.password nothing but AUTH (and HELLO, QUIT) runs before AUTH.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "backend/dedicated_conn.h"
+#include "backend/worker_backends.h"
 #include "config/config.h"
 #include "fakes/fake_shards.h"
 #include "fakes/redis_client.h"
 #include "fakes/worker_harness.h"
+#include "net/worker.h"
 #include "route/topology.h"
 
 namespace sp::session {
@@ -158,6 +164,42 @@ TEST_F(LanesTest, ABlockingCommandIsAnsweredByItsKeysShardAndTheSessionGoesOn) {
   EXPECT_EQ(text(*replies[0]->element[1]), tagged(1, "BLPOP " + key + " 0"));
   EXPECT_EQ(text(*replies[1]), tagged(1, "GET " + key));
   EXPECT_EQ(text(*replies[2]), "PONG");
+}
+
+TEST_F(LanesTest, DedicatedConnectionsAreKeptIdleAfterATransactionAndClosedAfterASubscriber) {
+  struct Counts {
+    size_t open;
+    size_t idle;
+  };
+  auto counts = [&] {
+    return fakes::onWorker<Counts>(harness_.worker(), [](net::Worker& w) {
+      return Counts{backend::dedicatedOf(w).openCount(), backend::dedicatedOf(w).idleCount()};
+    });
+  };
+  const std::string key = onShard(0);
+  client_.pipeline({{"MULTI"}, {"SET", key, "v"}, {"EXEC"}});
+  Counts after_exec = counts();
+  EXPECT_EQ(after_exec.open, 1u);
+  EXPECT_EQ(after_exec.idle, 1u);  // back in the pool for the next transaction
+  client_.pipeline({{"MULTI"}, {"GET", key}, {"EXEC"}});
+  EXPECT_EQ(counts().open, 1u);  // and reused by it
+
+  {
+    RedisClient subscriber(harness_.port());
+    Reply sub = subscriber.command({"SUBSCRIBE", "news"});
+    ASSERT_TRUE(sub != nullptr);
+    EXPECT_EQ(counts().open, 2u);
+  }
+  // The subscriber went away: its connection is closed, not kept.
+  bool closed = false;
+  for (int i = 0; i < 500 && !closed; ++i) {
+    const Counts now = counts();
+    closed = now.open == 1 && now.idle == 1;
+    if (!closed) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  EXPECT_TRUE(closed);
 }
 
 TEST(LanesAuthTest, NothingButAuthRunsBeforeAuth) {
