@@ -18,6 +18,16 @@ using Reply = std::unique_ptr<redisReply, ReplyFree>;
 
 inline std::string text(const redisReply& r) { return std::string(r.str, r.len); }
 
+// Every command of a pipeline got a reply.
+inline bool allAnswered(const std::vector<Reply>& replies) {
+  for (const Reply& r : replies) {
+    if (r == nullptr) {
+      return false;
+    }
+  }
+  return true;
+}
+
 class RedisClient {
  public:
   explicit RedisClient(uint16_t port) {

@@ -56,9 +56,7 @@ TEST_F(ControlCommandsTest, ReloadOutcomeIsTheReplyInItsPlace) {
   // Pipelined: the reload's reply, answered from another thread's callback, keeps its place
   // between the two PINGs.
   const std::vector<Reply> replies = client_.pipeline({{"PING"}, {"PROXY", "RELOAD"}, {"PING"}});
-  for (const Reply& r : replies) {
-    ASSERT_TRUE(r != nullptr);
-  }
+  ASSERT_TRUE(fakes::allAnswered(replies));
   EXPECT_EQ(text(*replies[0]), "PONG");
   ASSERT_EQ(replies[1]->type, REDIS_REPLY_ERROR);
   EXPECT_EQ(text(*replies[1]),

@@ -85,9 +85,7 @@ TEST_F(LanesTest, ATransactionAfterADiscardedOneRunsOnItsOwnShard) {
                                                        {"SET", second, "b"},
                                                        {"GET", second},
                                                        {"EXEC"}});
-  for (const Reply& r : replies) {
-    ASSERT_TRUE(r != nullptr);
-  }
+  ASSERT_TRUE(fakes::allAnswered(replies));
   EXPECT_EQ(text(*replies[0]), "OK");
   EXPECT_EQ(text(*replies[1]), "QUEUED");
   EXPECT_EQ(text(*replies[2]), "OK");
@@ -103,9 +101,7 @@ TEST_F(LanesTest, APipelinedWatchMultiDiscardLeavesTheSessionServing) {
   const std::string key = onShard(1);
   const std::vector<Reply> replies = client_.pipeline(
       {{"WATCH", key}, {"MULTI"}, {"GET", key}, {"DISCARD"}, {"GET", key}, {"PING"}});
-  for (const Reply& r : replies) {
-    ASSERT_TRUE(r != nullptr);
-  }
+  ASSERT_TRUE(fakes::allAnswered(replies));
   EXPECT_EQ(text(*replies[0]), "OK");
   EXPECT_EQ(text(*replies[1]), "OK");
   EXPECT_EQ(text(*replies[2]), "QUEUED");
@@ -117,9 +113,7 @@ TEST_F(LanesTest, APipelinedWatchMultiDiscardLeavesTheSessionServing) {
 TEST_F(LanesTest, TransactionErrorsAreRedisServersWords) {
   const std::vector<Reply> replies =
       client_.pipeline({{"EXEC"}, {"DISCARD"}, {"MULTI"}, {"MULTI"}, {"WATCH", "k"}, {"DISCARD"}});
-  for (const Reply& r : replies) {
-    ASSERT_TRUE(r != nullptr);
-  }
+  ASSERT_TRUE(fakes::allAnswered(replies));
   EXPECT_EQ(text(*replies[0]), "ERR EXEC without MULTI");
   EXPECT_EQ(text(*replies[1]), "ERR DISCARD without MULTI");
   EXPECT_EQ(text(*replies[2]), "OK");
@@ -138,9 +132,7 @@ TEST_F(LanesTest, ASubscriberGetsTheSubscriberContextAnswers) {
   EXPECT_EQ(sub->element[2]->integer, 1);
   const std::vector<Reply> replies =
       client_.pipeline({{"PING"}, {"GET", "k"}, {"RESET"}, {"PING"}});
-  for (const Reply& r : replies) {
-    ASSERT_TRUE(r != nullptr);
-  }
+  ASSERT_TRUE(fakes::allAnswered(replies));
   ASSERT_EQ(replies[0]->type, REDIS_REPLY_ARRAY);
   EXPECT_EQ(text(*replies[0]->element[0]), "pong");
   EXPECT_EQ(text(*replies[0]->element[1]), "");
@@ -155,9 +147,7 @@ TEST_F(LanesTest, ABlockingCommandIsAnsweredByItsKeysShardAndTheSessionGoesOn) {
   const std::string key = onShard(1);
   const std::vector<Reply> replies =
       client_.pipeline({{"BLPOP", key, "0"}, {"GET", key}, {"PING"}});
-  for (const Reply& r : replies) {
-    ASSERT_TRUE(r != nullptr);
-  }
+  ASSERT_TRUE(fakes::allAnswered(replies));
   ASSERT_EQ(replies[0]->type, REDIS_REPLY_ARRAY);
   ASSERT_EQ(replies[0]->elements, 2u);
   EXPECT_EQ(text(*replies[0]->element[0]), key);
@@ -211,9 +201,7 @@ TEST(LanesAuthTest, NothingButAuthRunsBeforeAuth) {
   const std::string key = keysOn(*shards.topology(), 0, 1)[0];
   const std::vector<Reply> replies =
       client.pipeline({{"GET", key}, {"AUTH", "nope"}, {"AUTH", "pw"}, {"GET", key}});
-  for (const Reply& r : replies) {
-    ASSERT_TRUE(r != nullptr);
-  }
+  ASSERT_TRUE(fakes::allAnswered(replies));
   EXPECT_EQ(text(*replies[0]), "NOAUTH Authentication required.");
   EXPECT_EQ(text(*replies[1]), "WRONGPASS invalid username-password pair or user is disabled.");
   EXPECT_EQ(text(*replies[2]), "OK");
