@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "net/worker_parts.h"
 #include "resp/protocol.h"
 #include "route/topology.h"
 
@@ -57,10 +58,7 @@ class BackendPool {
   // Every live connection: primaries, replicas (both protocols) and on-demand nodes.
   void forEach(const std::function<void(BackendConn&)>& fn);
 
-  struct Reconciled {
-    size_t kept = 0;     // shards whose connections were kept
-    size_t retired = 0;  // connections retired
-  };
+  using Reconciled = net::ShardSide::Reconciled;  // shards kept, connections retired
   // From `old` to `now` (the worker's config already holds the new backend settings);
   // `same_connections`: backend.connections did not change.
   Reconciled reconcile(const route::Topology& old, const route::Topology& now,

@@ -27,8 +27,7 @@ void WorkerBackends::start() {
 net::ShardSide::Reconciled WorkerBackends::applyTopology(const route::Topology& before,
                                                          const route::Topology& after,
                                                          bool same_connections) {
-  const BackendPool::Reconciled done = pool_->reconcile(before, after, same_connections);
-  return {done.kept, done.retired};
+  return pool_->reconcile(before, after, same_connections);
 }
 
 void WorkerBackends::ping() {
