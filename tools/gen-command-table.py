@@ -111,6 +111,43 @@ POLICY = {
         "subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe",
         "auth", "hello", "reset",
     ],
+    # The proxy's own handler of a command (resp::Handler): the session switches on it instead
+    # of comparing names. Every local and session command that is not a container has one;
+    # routed and fan-out commands have one where the session treats them specially.
+    "handlers": {
+        "ping": "kPing", "echo": "kEcho", "quit": "kQuit", "select": "kSelect", "info": "kInfo",
+        "command": "kCommand", "command|count": "kCommandCount", "command|info": "kCommandInfo",
+        "command|docs": "kCommandDocs", "command|list": "kCommandList",
+        "command|getkeys": "kCommandGetKeys", "command|getkeysandflags": "kCommandGetKeysAndFlags",
+        "command|help": "kCommandHelp",
+        "client|setname": "kClientSetName", "client|getname": "kClientGetName",
+        "client|id": "kClientId", "client|info": "kClientInfo", "client|list": "kClientList",
+        "client|kill": "kClientKill", "client|no-evict": "kClientNoEvict",
+        "client|tracking": "kClientTracking", "client|caching": "kClientTracking",
+        "config|get": "kConfigGet", "config|help": "kConfigHelp", "config|set": "kConfigSet",
+        "config|resetstat": "kConfigResetStat",
+        "slowlog|get": "kSlowlog", "slowlog|len": "kSlowlog", "slowlog|reset": "kSlowlog",
+        "slowlog|help": "kSlowlogHelp",
+        "proxy|info": "kProxyInfo", "proxy|shards": "kProxyShards", "proxy|slots": "kProxySlots",
+        "proxy|config": "kProxyConfig", "proxy|slowlog": "kProxySlowlog",
+        "proxy|reload": "kProxyReload", "proxy|health": "kProxyHealth", "proxy|help": "kProxyHelp",
+        "multi": "kMulti", "exec": "kExec", "discard": "kDiscard", "watch": "kWatch",
+        "unwatch": "kUnwatch", "auth": "kAuth", "hello": "kHello", "reset": "kReset",
+        "subscribe": "kSubscribe", "psubscribe": "kPSubscribe", "ssubscribe": "kSSubscribe",
+        "unsubscribe": "kUnsubscribe", "punsubscribe": "kPUnsubscribe",
+        "sunsubscribe": "kSUnsubscribe",
+        "publish": "kPublish", "spublish": "kPublish",
+        "lmpop": "kListMpop", "blmpop": "kListMpop", "zmpop": "kZsetMpop", "bzmpop": "kZsetMpop",
+        "eval": "kEval", "eval_ro": "kEvalRo", "evalsha": "kEvalSha", "evalsha_ro": "kEvalShaRo",
+        "fcall": "kFcall", "fcall_ro": "kFcallRo",
+        "xread": "kXread", "xreadgroup": "kXread",
+    },
+    # Commands only an admin user may send (auth.users' admin: session/client_auth.h), beside
+    # every PROXY subcommand and INFO SHARDS (kCmdAdminOnly).
+    "admin_only": [
+        "flushall", "flushdb", "keys", "config|set", "client|kill", "client|list",
+        "script|flush", "function|flush", "function|delete", "function|restore",
+    ],
     # Pub/sub commands routed like keyed commands: their channel (first argument) picks the
     # shard by its slot, as Redis Cluster routes sharded channels. Only routing changes; their
     # COMMAND INFO stays Redis' own (no keys).
@@ -499,6 +536,8 @@ def flag_names(cmd):
         out.append("kCmdContainer")
     if cmd.synthetic:
         out.append("kCmdProxy")
+    if cmd.name in POLICY["admin_only"]:
+        out.append("kCmdAdminOnly")
     return out
 
 
@@ -674,6 +713,8 @@ def cxx_command(cmd):
     fields.append(".redis_key_specs = " + redis_specs_name(cmd))
     fields.append(".keys_proc = KeysProc::%s" % GETKEYS_PROCS.get(cmd.name, "kNone"))
     fields.append('.acl_categories = "%s"' % " ".join(c.lstrip("@") for c in cmd.acl_categories))
+    if cmd.name in POLICY["handlers"]:
+        fields.append(".handler = Handler::%s" % POLICY["handlers"][cmd.name])
     lines, cur = [], "    {"
     for i, f in enumerate(fields):
         f += "}," if i == len(fields) - 1 else ","
@@ -918,7 +959,7 @@ def main():
     for name in list(POLICY["local"]) + list(POLICY["split"]) + list(POLICY["fanout"]) + \
             list(POLICY["session"]) + list(POLICY["channel_keys"]) + \
             list(POLICY["unsupported"]) + list(POLICY["keyspec_overrides"]) + \
-            list(GETKEYS_PROCS):
+            list(POLICY["handlers"]) + list(POLICY["admin_only"]) + list(GETKEYS_PROCS):
         if name not in by_name:
             sys.exit("POLICY names '%s', which redis-server %s does not know" % (name, version))
 
@@ -931,6 +972,12 @@ def main():
     for c in by_name.values():
         c.cls, c.reason = classify(c)
         counts[c.cls] = counts.get(c.cls, 0) + 1
+    unhandled = sorted(c.name for c in by_name.values()
+                       if c.cls in ("local", "session") and not c.subcommands and
+                       c.name not in POLICY["handlers"])
+    if unhandled:
+        sys.exit("POLICY gives no handler to the local or session command(s): " +
+                 ", ".join(unhandled))
 
     inc = os.path.join(args.out_dir, "proxy/src/resp/command_table_data.inc")
     md = os.path.join(args.out_dir, "docs/commands.md")

@@ -5,6 +5,7 @@
 // Routing, COMMAND replies, docs and tests all read from it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -30,7 +31,78 @@ enum CommandFlag : uint32_t {
   kCmdFanout = 1u << 12,      // whole-keyspace: sent to every shard and merged (see MergeRule)
   kCmdSession = 1u << 13,     // served by the session's state (MULTI, SUBSCRIBE, AUTH, HELLO, ...)
   kCmdNoMandatoryKeys = 1u << 14,  // Redis "no_mandatory_keys" (EVAL, FCALL: may name no key)
+  kCmdAdminOnly = 1u << 15,        // only an admin user may send it (FLUSHALL, CONFIG SET, ...)
 };
+
+// The proxy's own handler of a command, named by the generator's policy: the session switches on
+// it instead of comparing names. Local and session commands each have one; routed and fan-out
+// commands have one where the session treats them specially, kNone otherwise.
+enum class Handler : uint8_t {
+  kNone,
+  // Answered by the proxy (kCmdLocal).
+  kPing,
+  kEcho,
+  kQuit,
+  kSelect,
+  kInfo,
+  kCommand,
+  kCommandCount,
+  kCommandInfo,
+  kCommandDocs,
+  kCommandList,
+  kCommandGetKeys,
+  kCommandGetKeysAndFlags,
+  kCommandHelp,
+  kClientSetName,
+  kClientGetName,
+  kClientId,
+  kClientInfo,
+  kClientList,
+  kClientKill,
+  kClientNoEvict,
+  kConfigGet,
+  kConfigHelp,
+  kSlowlog,  // SLOWLOG GET, LEN, RESET
+  kSlowlogHelp,
+  kProxyInfo,
+  kProxyShards,
+  kProxySlots,
+  kProxyConfig,
+  kProxySlowlog,
+  kProxyReload,
+  kProxyHealth,
+  kProxyHelp,
+  // Served by the session's state (kCmdSession).
+  kMulti,
+  kExec,
+  kDiscard,
+  kWatch,
+  kUnwatch,
+  kAuth,
+  kHello,
+  kReset,
+  kSubscribe,
+  kPSubscribe,
+  kSSubscribe,
+  kUnsubscribe,
+  kPUnsubscribe,
+  kSUnsubscribe,
+  // Routed, fanned out or refused, with a rule of their own.
+  kPublish,   // PUBLISH, SPUBLISH: on the subscriber's connection while subscribed (RESP3)
+  kListMpop,  // LMPOP, BLMPOP: a cross-slot request checks LEFT|RIGHT first
+  kZsetMpop,  // ZMPOP, BZMPOP: ... and MIN|MAX
+  kEval,      // scripts: keyless ones go to one shard (config keyless_scripts)
+  kEvalRo,
+  kEvalSha,
+  kEvalShaRo,
+  kFcall,
+  kFcallRo,
+  kXread,            // XREAD, XREADGROUP: blocking only with BLOCK
+  kClientTracking,   // CLIENT TRACKING, CLIENT CACHING: refused with the reason
+  kConfigSet,        // applied to the proxy's own parameters, then fanned out
+  kConfigResetStat,  // resets the proxy's INFO counters too, then fanned out
+};
+inline constexpr size_t kHandlerCount = static_cast<size_t>(Handler::kConfigResetStat) + 1;
 
 // How the replies of a split (or fanned-out) command's fragments become one reply.
 enum class MergeRule : uint8_t {
@@ -125,6 +197,7 @@ struct CommandInfo {
   std::span<const KeySpec> redis_key_specs;
   KeysProc keys_proc = KeysProc::kNone;
   std::string_view acl_categories;  // Redis ACL categories without '@', space-separated
+  Handler handler = Handler::kNone;
 
   bool has(CommandFlag f) const { return (flags & f) != 0; }
 };

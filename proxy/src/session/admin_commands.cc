@@ -416,41 +416,51 @@ std::vector<std::pair<std::string, std::string>> configEntries(const config::Con
 void runAdminCommand(ClientSession& session, const resp::CommandInfo& cmd,
                      std::span<const std::string_view> args, std::string* reply) {
   net::Worker& worker = session.worker();
-  const std::string_view name = cmd.name;
-  if (name == "proxy|info") {
-    std::string section = args.size() > 2 ? std::string(args[2]) : std::string();
-    for (char& c : section) {
-      c = lowerAscii(c);
+  switch (cmd.handler) {
+    case resp::Handler::kProxyInfo: {
+      std::string section = args.size() > 2 ? std::string(args[2]) : std::string();
+      for (char& c : section) {
+        c = lowerAscii(c);
+      }
+      resp::appendBulk(*reply, worker.context().control->info(section, true));
+      return;
     }
-    resp::appendBulk(*reply, worker.context().control->info(section, true));
-  } else if (name == "proxy|shards") {
-    shards(worker.context(), reply);
-  } else if (name == "proxy|slots") {
-    slots(worker.context(), reply);
-  } else if (name == "proxy|config") {
-    if (upperAscii(args[2]) != "GET") {
-      reply->append(resp::err::proxyConfigOnlyGet(args[2]));
-    } else {
-      configGet(worker.context(), args.subspan(3), reply);
-    }
-  } else if (name == "proxy|slowlog") {
-    if (!slowlog(worker, args.subspan(2), true, reply)) {
-      reply->append(resp::err::proxySlowlogUsage(args[2]));
-    }
-  } else if (name == "proxy|reload") {
-    reload(session, cmd, reply);
-  } else if (name == "proxy|health") {
-    health(worker.context(), reply);
-  } else if (name == "proxy|help") {
-    help(reply);
-  } else {
-    reply->append(resp::err::unknownSubcommand("proxy", name));
+    case resp::Handler::kProxyShards:
+      shards(worker.context(), reply);
+      return;
+    case resp::Handler::kProxySlots:
+      slots(worker.context(), reply);
+      return;
+    case resp::Handler::kProxyConfig:
+      if (upperAscii(args[2]) != "GET") {
+        reply->append(resp::err::proxyConfigOnlyGet(args[2]));
+      } else {
+        configGet(worker.context(), args.subspan(3), reply);
+      }
+      return;
+    case resp::Handler::kProxySlowlog:
+      if (!slowlog(worker, args.subspan(2), true, reply)) {
+        reply->append(resp::err::proxySlowlogUsage(args[2]));
+      }
+      return;
+    case resp::Handler::kProxyReload:
+      reload(session, cmd, reply);
+      return;
+    case resp::Handler::kProxyHealth:
+      health(worker.context(), reply);
+      return;
+    case resp::Handler::kProxyHelp:
+      help(reply);
+      return;
+    default:
+      reply->append(resp::err::unknownSubcommand("proxy", cmd.name));
+      return;
   }
 }
 
-void runSlowlog(ClientSession& session, std::span<const std::string_view> args,
-                std::string* reply) {
-  if (upperAscii(args[1]) == "HELP") {
+void runSlowlog(ClientSession& session, const resp::CommandInfo& cmd,
+                std::span<const std::string_view> args, std::string* reply) {
+  if (cmd.handler == resp::Handler::kSlowlogHelp) {
     static constexpr std::string_view kLines[] = {
         "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "GET [<count>]",

@@ -34,7 +34,8 @@ void runAdminCommand(ClientSession& session, const resp::CommandInfo& cmd,
 // SLOWLOG GET [count] | LEN | RESET | HELP, answered as redis-server does from the proxy's slow
 // log (the requests slower than slowlog-log-slower-than from parse to reply). `args` starts with
 // SLOWLOG; arity already checked.
-void runSlowlog(ClientSession& session, std::span<const std::string_view> args, std::string* reply);
+void runSlowlog(ClientSession& session, const resp::CommandInfo& cmd,
+                std::span<const std::string_view> args, std::string* reply);
 
 // The effective configuration as (dotted key, value) pairs, in conf/proxy.yaml order; passwords
 // are shown as "(set)" or "".

@@ -90,31 +90,34 @@ std::string authError(AuthOutcome outcome) {
 }
 
 bool allowedBeforeAuth(const resp::CommandInfo& cmd) {
-  return cmd.name == "auth" || cmd.name == "hello" || cmd.name == "quit" || cmd.name == "reset";
+  switch (cmd.handler) {
+    case resp::Handler::kAuth:
+    case resp::Handler::kHello:
+    case resp::Handler::kQuit:
+    case resp::Handler::kReset:
+      return true;
+    default:
+      return false;
+  }
 }
 
 bool needsAdmin(const resp::CommandInfo& cmd, std::span<const std::string_view> args) {
-  if (cmd.has(resp::kCmdProxy)) {
+  if (cmd.has(resp::kCmdProxy) || cmd.has(resp::kCmdAdminOnly)) {
     return true;
   }
-  if (cmd.name == "info") {
+  if (cmd.handler == resp::Handler::kInfo) {
     for (size_t i = 1; i < args.size(); ++i) {
       if (equalsIgnoreCase(args[i], "shards")) {
         return true;
       }
     }
-    return false;
   }
-  static constexpr std::string_view kAdmin[] = {
-      "flushall",    "flushdb",      "keys",           "config|set",      "client|kill",
-      "client|list", "script|flush", "function|flush", "function|delete", "function|restore",
-  };
-  return std::find(std::begin(kAdmin), std::end(kAdmin), cmd.name) != std::end(kAdmin);
+  return false;
 }
 
 bool isWrite(const resp::CommandInfo& cmd) {
-  return cmd.has(resp::kCmdWrite) || cmd.name == "eval" || cmd.name == "evalsha" ||
-         cmd.name == "fcall";
+  return cmd.has(resp::kCmdWrite) || cmd.handler == resp::Handler::kEval ||
+         cmd.handler == resp::Handler::kEvalSha || cmd.handler == resp::Handler::kFcall;
 }
 
 bool permitted(const UserRights& rights, const resp::CommandInfo& cmd,

@@ -461,40 +461,46 @@ std::string ClientCommands::helloReply(uint64_t client_id, resp::Protocol protoc
 bool ClientCommands::run(ClientSession& session, const resp::CommandInfo& cmd,
                          std::span<const std::string_view> args, std::string* reply,
                          bool* close_after) {
-  const std::string_view name = cmd.name;
-  if (name == "client|info") {
-    resp::appendBulk(*reply, describe(session) + "\n");
-  } else if (name == "client|list") {
-    clientList(session, cmd, args, reply);
-  } else if (name == "client|kill") {
-    clientKill(session, cmd, args, reply, close_after);
-  } else if (name == "client|no-evict") {
-    if (equalsIgnoreCase(args[2], "on") || equalsIgnoreCase(args[2], "off")) {
-      resp::appendStatus(*reply, "OK");
-    } else {
-      reply->append(resp::err::kSyntax);
+  switch (cmd.handler) {
+    case resp::Handler::kClientInfo:
+      resp::appendBulk(*reply, describe(session) + "\n");
+      return true;
+    case resp::Handler::kClientList:
+      clientList(session, cmd, args, reply);
+      return true;
+    case resp::Handler::kClientKill:
+      clientKill(session, cmd, args, reply, close_after);
+      return true;
+    case resp::Handler::kClientNoEvict:
+      if (equalsIgnoreCase(args[2], "on") || equalsIgnoreCase(args[2], "off")) {
+        resp::appendStatus(*reply, "OK");
+      } else {
+        reply->append(resp::err::kSyntax);
+      }
+      return true;
+    case resp::Handler::kConfigGet:
+      ConfigCommands::get(session, cmd, args, reply);
+      return true;
+    case resp::Handler::kConfigHelp: {
+      static constexpr std::string_view kLines[] = {
+          "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+          "GET <pattern>",
+          "    Return parameters matching the glob-like <pattern> and their values.",
+          "SET <directive> <value>",
+          "    Set the configuration <directive> to <value>.",
+          "RESETSTAT",
+          "    Reset statistics reported by the INFO command.",
+          "REWRITE",
+          "    Rewrite the configuration file.",
+          "HELP",
+          "    Prints this help.",
+      };
+      resp::appendStatusLines(*reply, kLines);
+      return true;
     }
-  } else if (name == "config|get") {
-    ConfigCommands::get(session, cmd, args, reply);
-  } else if (name == "config|help") {
-    static constexpr std::string_view kLines[] = {
-        "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "GET <pattern>",
-        "    Return parameters matching the glob-like <pattern> and their values.",
-        "SET <directive> <value>",
-        "    Set the configuration <directive> to <value>.",
-        "RESETSTAT",
-        "    Reset statistics reported by the INFO command.",
-        "REWRITE",
-        "    Rewrite the configuration file.",
-        "HELP",
-        "    Prints this help.",
-    };
-    resp::appendStatusLines(*reply, kLines);
-  } else {
-    return false;
+    default:
+      return false;
   }
-  return true;
 }
 
 // ---- SessionState: AUTH and HELLO ----

@@ -42,17 +42,21 @@ bool holdReply(std::string* slot, std::string_view reply) noexcept {
 
 // How a local command's reply looks to a RESP3 client (resp3.h), as redis-server 7 sends it.
 resp::Resp3Shape localReplyShape(const resp::CommandInfo& cmd) {
-  const std::string_view name = cmd.name;
-  if (name == "info" || name == "client|info" || name == "client|list") {
-    return resp::Resp3Shape::kVerbatim;
+  switch (cmd.handler) {
+    case resp::Handler::kInfo:
+    case resp::Handler::kClientInfo:
+    case resp::Handler::kClientList:
+      return resp::Resp3Shape::kVerbatim;
+    case resp::Handler::kCommand:
+    case resp::Handler::kCommandInfo:
+      return resp::Resp3Shape::kCommandInfo;
+    case resp::Handler::kCommandDocs:
+      return resp::Resp3Shape::kCommandDocs;
+    case resp::Handler::kConfigGet:
+      return resp::Resp3Shape::kMap;
+    default:
+      return resp::Resp3Shape::kPlain;
   }
-  if (name == "command" || name == "command|info") {
-    return resp::Resp3Shape::kCommandInfo;
-  }
-  if (name == "command|docs") {
-    return resp::Resp3Shape::kCommandDocs;
-  }
-  return name == "config|get" ? resp::Resp3Shape::kMap : resp::Resp3Shape::kPlain;
 }
 
 }  // namespace
@@ -298,7 +302,7 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
     return;
   }
   if (cmd->has(resp::kCmdUnsupported)) {
-    refuse(unsupportedError(cmd->name));
+    refuse(unsupportedError(*cmd));
     return;
   }
   if (cmd->has(resp::kCmdLocal)) {

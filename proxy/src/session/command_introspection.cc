@@ -571,21 +571,32 @@ void commandGetKeys(Args args, bool with_flags, bool resp3, std::string* reply) 
 
 void commandIntrospection(const resp::CommandInfo& cmd, std::span<const std::string_view> args,
                           bool resp3, std::string* reply) {
-  const std::string_view name = cmd.name;
-  if (name == "command") {
-    commandInfo({}, reply);
-  } else if (name == "command|count") {
-    resp::appendInteger(*reply, redisCommandCount());
-  } else if (name == "command|info") {
-    commandInfo(args.subspan(2), reply);
-  } else if (name == "command|docs") {
-    commandDocs(args.subspan(2), reply);
-  } else if (name == "command|list") {
-    commandList(args, reply);
-  } else if (name == "command|getkeys" || name == "command|getkeysandflags") {
-    commandGetKeys(args.subspan(2), name == "command|getkeysandflags", resp3, reply);
-  } else if (name == "command|help") {
-    resp::appendStatusLines(*reply, kCommandHelp);
+  switch (cmd.handler) {
+    case resp::Handler::kCommand:
+      commandInfo({}, reply);
+      return;
+    case resp::Handler::kCommandCount:
+      resp::appendInteger(*reply, redisCommandCount());
+      return;
+    case resp::Handler::kCommandInfo:
+      commandInfo(args.subspan(2), reply);
+      return;
+    case resp::Handler::kCommandDocs:
+      commandDocs(args.subspan(2), reply);
+      return;
+    case resp::Handler::kCommandList:
+      commandList(args, reply);
+      return;
+    case resp::Handler::kCommandGetKeys:
+    case resp::Handler::kCommandGetKeysAndFlags:
+      commandGetKeys(args.subspan(2), cmd.handler == resp::Handler::kCommandGetKeysAndFlags, resp3,
+                     reply);
+      return;
+    case resp::Handler::kCommandHelp:
+      resp::appendStatusLines(*reply, kCommandHelp);
+      return;
+    default:
+      return;
   }
 }
 

@@ -477,7 +477,7 @@ SessionState::Verdict SessionState::onFanout(const resp::RequestFrame& frame, st
     refuse(error);
     return Verdict::kHandled;
   }
-  if (cmd.name == "config|set") {
+  if (cmd.handler == resp::Handler::kConfigSet) {
     // CONFIG SET p v [p v ...]: every pair is checked first (as redis-server does, nothing is
     // applied when one is refused); the proxy's own parameters are applied to the proxy, the others
     // go to every shard in one CONFIG SET. The proxy's part is applied before the shards answer: a
@@ -550,7 +550,7 @@ SessionState::Verdict SessionState::onFanout(const resp::RequestFrame& frame, st
     return Verdict::kDefer;
   }
   net::Worker& w = worker();
-  if (cmd.name == "config|resetstat") {
+  if (cmd.handler == resp::Handler::kConfigResetStat) {
     w.context().control->resetInfo();  // the proxy's part; every shard resets its own
   }
   PendingRequest* request = queueRequest(&cmd);

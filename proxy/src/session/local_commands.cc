@@ -46,63 +46,98 @@ bool clientSetInfo(std::span<const std::string_view> args, std::string* reply) {
 void runLocalCommand(ClientSession& session, const resp::CommandInfo& cmd,
                      std::span<const std::string_view> args, std::string* reply,
                      bool* close_after) {
-  const std::string_view name = cmd.name;
-  if (name == "ping") {
-    if (args.size() == 1) {
-      resp::appendStatus(*reply, "PONG");
-    } else if (args.size() == 2) {
-      resp::appendBulk(*reply, args[1]);
-    } else {
-      reply->append(resp::err::wrongArity("ping"));
-    }
-  } else if (name == "echo") {
-    resp::appendBulk(*reply, args[1]);
-  } else if (name == "quit") {
-    resp::appendStatus(*reply, "OK");
-    *close_after = true;
-  } else if (name == "select") {
-    if (args[1] == "0") {
-      resp::appendStatus(*reply, "OK");
-    } else {
-      bool numeric = !args[1].empty();
-      for (char c : args[1]) {
-        numeric = numeric && ((c >= '0' && c <= '9') || c == '-');
+  using resp::Handler;
+  switch (cmd.handler) {
+    case Handler::kPing:
+      if (args.size() == 1) {
+        resp::appendStatus(*reply, "PONG");
+      } else if (args.size() == 2) {
+        resp::appendBulk(*reply, args[1]);
+      } else {
+        reply->append(resp::err::wrongArity("ping"));
       }
-      reply->append(numeric ? resp::err::kSelectOtherDatabase : resp::err::kNotInteger);
-    }
-  } else if (name == "command" || name.starts_with("command|")) {
-    commandIntrospection(cmd, args, session.protocol() == resp::Protocol::kResp3, reply);
-  } else if (name == "client|setname") {
-    if (!validClientName(args[2])) {
-      reply->append(resp::err::kClientName);
-    } else {
-      session.setName(args[2]);
+      return;
+    case Handler::kEcho:
+      resp::appendBulk(*reply, args[1]);
+      return;
+    case Handler::kQuit:
       resp::appendStatus(*reply, "OK");
+      *close_after = true;
+      return;
+    case Handler::kSelect:
+      if (args[1] == "0") {
+        resp::appendStatus(*reply, "OK");
+      } else {
+        bool numeric = !args[1].empty();
+        for (char c : args[1]) {
+          numeric = numeric && ((c >= '0' && c <= '9') || c == '-');
+        }
+        reply->append(numeric ? resp::err::kSelectOtherDatabase : resp::err::kNotInteger);
+      }
+      return;
+    case Handler::kCommand:
+    case Handler::kCommandCount:
+    case Handler::kCommandInfo:
+    case Handler::kCommandDocs:
+    case Handler::kCommandList:
+    case Handler::kCommandGetKeys:
+    case Handler::kCommandGetKeysAndFlags:
+    case Handler::kCommandHelp:
+      commandIntrospection(cmd, args, session.protocol() == resp::Protocol::kResp3, reply);
+      return;
+    case Handler::kClientSetName:
+      if (!validClientName(args[2])) {
+        reply->append(resp::err::kClientName);
+      } else {
+        session.setName(args[2]);
+        resp::appendStatus(*reply, "OK");
+      }
+      return;
+    case Handler::kClientGetName:
+      if (session.name().empty()) {
+        resp::appendNullBulk(*reply);
+      } else {
+        resp::appendBulk(*reply, session.name());
+      }
+      return;
+    case Handler::kClientId:
+      resp::appendInteger(*reply, static_cast<int64_t>(session.id()));
+      return;
+    case Handler::kInfo: {
+      std::string section;  // every section named (Redis 7 takes several), space-separated
+      for (size_t i = 1; i < args.size(); ++i) {
+        section.append(i > 1 ? " " : "").append(args[i]);
+      }
+      // INFO shards itself needs an admin user (client_auth.h); a plain INFO leaves it out.
+      const bool admin = session.state() == nullptr || session.state()->rights().admin;
+      resp::appendBulk(*reply, session.worker().context().control->info(section, admin));
+      return;
     }
-  } else if (name == "client|getname") {
-    if (session.name().empty()) {
-      resp::appendNullBulk(*reply);
-    } else {
-      resp::appendBulk(*reply, session.name());
-    }
-  } else if (name == "client|id") {
-    resp::appendInteger(*reply, static_cast<int64_t>(session.id()));
-  } else if (name == "info") {
-    std::string section;  // every section named (Redis 7 takes several), space-separated
-    for (size_t i = 1; i < args.size(); ++i) {
-      section.append(i > 1 ? " " : "").append(args[i]);
-    }
-    // INFO shards itself needs an admin user (client_auth.h); a plain INFO leaves it out.
-    const bool admin = session.state() == nullptr || session.state()->rights().admin;
-    resp::appendBulk(*reply, session.worker().context().control->info(section, admin));
-  } else if (cmd.has(resp::kCmdProxy)) {
-    runAdminCommand(session, cmd, args, reply);
-  } else if (name.starts_with("slowlog|")) {
-    runSlowlog(session, args, reply);
-  } else if (ClientCommands::run(session, cmd, args, reply, close_after)) {
-    // CLIENT INFO / LIST / KILL / NO-EVICT, CONFIG GET: client_commands.h
-  } else {
-    reply->append(resp::err::notSupported(name));
+    case Handler::kProxyInfo:
+    case Handler::kProxyShards:
+    case Handler::kProxySlots:
+    case Handler::kProxyConfig:
+    case Handler::kProxySlowlog:
+    case Handler::kProxyReload:
+    case Handler::kProxyHealth:
+    case Handler::kProxyHelp:
+      runAdminCommand(session, cmd, args, reply);
+      return;
+    case Handler::kSlowlog:
+    case Handler::kSlowlogHelp:
+      runSlowlog(session, cmd, args, reply);
+      return;
+    case Handler::kClientInfo:
+    case Handler::kClientList:
+    case Handler::kClientKill:
+    case Handler::kClientNoEvict:
+    case Handler::kConfigGet:
+    case Handler::kConfigHelp:
+      ClientCommands::run(session, cmd, args, reply, close_after);
+      return;
+    default:
+      reply->append(resp::err::notSupported(cmd.name));
+      return;
   }
 }
 

@@ -139,10 +139,10 @@ SessionState::Verdict SessionState::onSubscribed(const resp::RequestFrame& frame
     return Verdict::kContinue;  // unknown command, refused in order
   }
   const std::string_view name = cmd->name;
-  if (name == "quit") {
+  if (cmd->handler == resp::Handler::kQuit) {
     return Verdict::kContinue;
   }
-  if (name == "reset") {
+  if (cmd->handler == resp::Handler::kReset) {
     return onReset(*cmd);
   }
   // As redis-server: an unknown subcommand and a wrong arity are reported before the context.
@@ -154,7 +154,7 @@ SessionState::Verdict SessionState::onSubscribed(const resp::RequestFrame& frame
     refuse(resp::err::wrongArity(name));
     return Verdict::kHandled;
   }
-  if (name == "ping") {
+  if (cmd->handler == resp::Handler::kPing) {
     if (args.size() > 2) {
       refuse(resp::err::wrongArity(cmd->name));
     } else {
@@ -162,8 +162,16 @@ SessionState::Verdict SessionState::onSubscribed(const resp::RequestFrame& frame
     }
     return Verdict::kHandled;
   }
-  if (cmd->has(resp::kCmdSession) && name.find("subscribe") != std::string_view::npos) {
-    return onPubSub(frame, *cmd);
+  switch (cmd->handler) {
+    case resp::Handler::kSubscribe:
+    case resp::Handler::kPSubscribe:
+    case resp::Handler::kSSubscribe:
+    case resp::Handler::kUnsubscribe:
+    case resp::Handler::kPUnsubscribe:
+    case resp::Handler::kSUnsubscribe:
+      return onPubSub(frame, *cmd);
+    default:
+      break;
   }
   refuse(resp::err::notInSubscriberContext(name));
   return Verdict::kHandled;
@@ -214,12 +222,29 @@ void SessionState::dropIdleSubscriberConns() {
 SessionState::Verdict SessionState::onPubSub(const resp::RequestFrame& frame,
                                              const resp::CommandInfo& cmd) {
   std::span<const std::string_view> args(frame.args);
-  const std::string_view name = cmd.name;
-  const bool subscribing = name.find("unsubscribe") == std::string_view::npos;
-  const PubSubKind kind = name == "psubscribe" || name == "punsubscribe" ? PubSubKind::kPattern
-                          : name == "ssubscribe" || name == "sunsubscribe"
-                              ? PubSubKind::kShardChannel
-                              : PubSubKind::kChannel;
+  bool subscribing = true;
+  PubSubKind kind = PubSubKind::kChannel;
+  switch (cmd.handler) {
+    case resp::Handler::kUnsubscribe:
+      subscribing = false;
+      break;
+    case resp::Handler::kPSubscribe:
+      kind = PubSubKind::kPattern;
+      break;
+    case resp::Handler::kPUnsubscribe:
+      subscribing = false;
+      kind = PubSubKind::kPattern;
+      break;
+    case resp::Handler::kSSubscribe:
+      kind = PubSubKind::kShardChannel;
+      break;
+    case resp::Handler::kSUnsubscribe:
+      subscribing = false;
+      kind = PubSubKind::kShardChannel;
+      break;
+    default:
+      break;
+  }
   std::span<const std::string_view> names = args.subspan(1);
   const route::Topology& topology = worker().topology();
   if (kind == PubSubKind::kShardChannel && subscribing) {

@@ -10,9 +10,8 @@ namespace sp::session {
 
 std::string crossSlotError(const resp::CommandInfo& cmd, std::span<const std::string_view> args,
                            std::span<const uint32_t> keys, const route::Topology& topology) {
-  const std::string_view name = cmd.name;
-  const bool list = name == "lmpop" || name == "blmpop";
-  if ((list || name == "zmpop" || name == "bzmpop") && !keys.empty()) {
+  const bool list = cmd.handler == resp::Handler::kListMpop;
+  if ((list || cmd.handler == resp::Handler::kZsetMpop) && !keys.empty()) {
     const size_t after = keys.back() + 1;
     const bool ok =
         after < args.size() &&
@@ -25,14 +24,14 @@ std::string crossSlotError(const resp::CommandInfo& cmd, std::span<const std::st
   return std::string(topology.crossUnitError());
 }
 
-std::string unsupportedError(std::string_view name) {
-  if (name == "client|tracking" || name == "client|caching") {
+std::string unsupportedError(const resp::CommandInfo& cmd) {
+  if (cmd.handler == resp::Handler::kClientTracking) {
     return resp::err::notSupported(
-        name,
+        cmd.name,
         "client-side caching needs invalidation messages from every shard on the client's own "
         "connection, which shared shard connections cannot carry");
   }
-  return resp::err::notSupported(name);
+  return resp::err::notSupported(cmd.name);
 }
 
 std::string requestError(const resp::CommandInfo* cmd, std::span<const std::string_view> args) {
@@ -47,17 +46,26 @@ std::string requestError(const resp::CommandInfo* cmd, std::span<const std::stri
     return resp::err::wrongArity(cmd->name);
   }
   if (cmd->has(resp::kCmdUnsupported)) {
-    return unsupportedError(cmd->name);
+    return unsupportedError(*cmd);
   }
   return {};
 }
 
 bool keylessScript(const resp::CommandInfo& cmd, std::span<const std::string_view> args,
                    const config::Config& config, uint16_t* shard, std::string* error) {
-  const std::string_view name = cmd.name;
-  const bool eval = name == "eval" || name == "eval_ro";
-  if (!eval && name != "evalsha" && name != "evalsha_ro" && name != "fcall" && name != "fcall_ro") {
-    return false;
+  bool eval = false;
+  switch (cmd.handler) {
+    case resp::Handler::kEval:
+    case resp::Handler::kEvalRo:
+      eval = true;
+      break;
+    case resp::Handler::kEvalSha:
+    case resp::Handler::kEvalShaRo:
+    case resp::Handler::kFcall:
+    case resp::Handler::kFcallRo:
+      break;
+    default:
+      return false;
   }
   if (args.size() < 3 || args[2] != "0") {
     return false;  // keys declared, or a numkeys that the shard will refuse in its own words

@@ -47,6 +47,6 @@ bool keylessScript(const resp::CommandInfo& cmd, std::span<const std::string_vie
 // The refusal of a command the proxy does not serve (kCmdUnsupported), with the reason where one
 // helps the client: client-side caching (CLIENT TRACKING, CACHING) would wait for invalidation
 // pushes that no shard connection of the client's could carry.
-std::string unsupportedError(std::string_view name);
+std::string unsupportedError(const resp::CommandInfo& cmd);
 
 }  // namespace sp::session

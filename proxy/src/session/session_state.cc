@@ -26,7 +26,7 @@ namespace {
 
 // XREAD / XREADGROUP block only with BLOCK (before STREAMS).
 bool blocks(const resp::CommandInfo& cmd, std::span<const std::string_view> args) {
-  if (cmd.name != "xread" && cmd.name != "xreadgroup") {
+  if (cmd.handler != resp::Handler::kXread) {
     return true;
   }
   for (size_t i = 1; i < args.size(); ++i) {
@@ -119,9 +119,8 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
   if (cmd == nullptr) {
     return Verdict::kContinue;  // refused as unknown, in order
   }
-  const std::string_view name = cmd->name;
   if (cmd->has(resp::kCmdSession)) {
-    if (name == "exec" && !resp::arityOk(*cmd, args.size())) {
+    if (cmd->handler == resp::Handler::kExec && !resp::arityOk(*cmd, args.size())) {
       // As redis-server: a malformed EXEC discards the transaction state, WATCH included.
       tx_.aborted = true;
       return onExec(raw, *cmd, resp::err::wrongArity(cmd->name));
@@ -130,33 +129,28 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
       refuse(error);
       return Verdict::kHandled;
     }
-    if (name == "multi") {
-      return onMulti();
+    switch (cmd->handler) {
+      case resp::Handler::kMulti:
+        return onMulti();
+      case resp::Handler::kExec:
+        refuse(resp::err::kExecWithoutMulti);
+        return Verdict::kHandled;
+      case resp::Handler::kDiscard:
+        refuse(resp::err::kDiscardWithoutMulti);
+        return Verdict::kHandled;
+      case resp::Handler::kWatch:
+        return onWatch(frame, raw, *cmd);
+      case resp::Handler::kUnwatch:
+        return onUnwatch(raw, *cmd);
+      case resp::Handler::kAuth:
+        return onAuth(frame, *cmd);
+      case resp::Handler::kHello:
+        return onHello(frame, *cmd);
+      case resp::Handler::kReset:
+        return onReset(*cmd);
+      default:
+        return onPubSub(frame, *cmd);
     }
-    if (name == "exec") {
-      refuse(resp::err::kExecWithoutMulti);
-      return Verdict::kHandled;
-    }
-    if (name == "discard") {
-      refuse(resp::err::kDiscardWithoutMulti);
-      return Verdict::kHandled;
-    }
-    if (name == "watch") {
-      return onWatch(frame, raw, *cmd);
-    }
-    if (name == "unwatch") {
-      return onUnwatch(raw, *cmd);
-    }
-    if (name == "auth") {
-      return onAuth(frame, *cmd);
-    }
-    if (name == "hello") {
-      return onHello(frame, *cmd);
-    }
-    if (name == "reset") {
-      return onReset(*cmd);
-    }
-    return onPubSub(frame, *cmd);
   }
   if (cmd->has(resp::kCmdFanout)) {
     return onFanout(frame, raw, *cmd);
@@ -179,7 +173,7 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
   if (pinned_ != nullptr && watching_) {
     return onPinnedShard(frame, raw, *cmd);
   }
-  if (subscribed() && (name == "publish" || name == "spublish")) {
+  if (subscribed() && cmd->handler == resp::Handler::kPublish) {
     return onPublishWhileSubscribed(frame, raw, *cmd);
   }
   return mayTake(Lane::kShared, nullptr) ? Verdict::kContinue : Verdict::kDefer;

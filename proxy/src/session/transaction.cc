@@ -73,47 +73,45 @@ SessionState::Verdict SessionState::onTransactionCommand(const resp::RequestFram
     abortTransaction(resp::err::unknownCommand(args));
     return Verdict::kHandled;
   }
-  const std::string_view name = cmd->name;
   if (!resp::arityOk(*cmd, args.size())) {
     // redis-server checks the arity before anything else, and a malformed EXEC discards the
     // transaction with the reason.
-    if (name == "exec") {
+    if (cmd->handler == resp::Handler::kExec) {
       tx_.aborted = true;
       return onExec(raw, *cmd, resp::err::wrongArity(cmd->name));
     }
     abortTransaction(resp::err::wrongArity(cmd->name));
     return Verdict::kHandled;
   }
-  if (name == "exec") {
-    return onExec(raw, *cmd);
-  }
-  if (name == "discard") {
-    return onDiscard(raw, *cmd);
-  }
-  if (name == "multi") {
-    refuse(resp::err::kMultiNested);
-    return Verdict::kHandled;
-  }
-  if (name == "watch") {
-    refuse(resp::err::kWatchInMulti);
-    return Verdict::kHandled;
-  }
-  if (name == "quit") {
-    return Verdict::kContinue;
-  }
-  if (name == "reset") {
-    return onReset(*cmd);
+  switch (cmd->handler) {
+    case resp::Handler::kExec:
+      return onExec(raw, *cmd);
+    case resp::Handler::kDiscard:
+      return onDiscard(raw, *cmd);
+    case resp::Handler::kMulti:
+      refuse(resp::err::kMultiNested);
+      return Verdict::kHandled;
+    case resp::Handler::kWatch:
+      refuse(resp::err::kWatchInMulti);
+      return Verdict::kHandled;
+    case resp::Handler::kQuit:
+      return Verdict::kContinue;
+    case resp::Handler::kReset:
+      return onReset(*cmd);
+    default:
+      break;
   }
   if (const std::string error = requestError(cmd, args); !error.empty()) {
     abortTransaction(error);
     return Verdict::kHandled;
   }
   if (cmd->has(resp::kCmdFanout)) {
-    abortTransaction(resp::err::spansEveryShard(name));
+    abortTransaction(resp::err::spansEveryShard(cmd->name));
     return Verdict::kHandled;
   }
-  if ((cmd->has(resp::kCmdSession) && name != "unwatch") ||
-      (cmd->has(resp::kCmdLocal) && name != "ping" && name != "echo")) {
+  if ((cmd->has(resp::kCmdSession) && cmd->handler != resp::Handler::kUnwatch) ||
+      (cmd->has(resp::kCmdLocal) && cmd->handler != resp::Handler::kPing &&
+       cmd->handler != resp::Handler::kEcho)) {
     abortTransaction(resp::err::kNotInTransaction);
     return Verdict::kHandled;
   }

@@ -447,6 +447,60 @@ TEST(CommandTableTest, ClassesAreConsistent) {
   }
 }
 
+// The session dispatches on CommandInfo::handler: every command the proxy serves itself has one,
+// each handler is some command's, and a handler's commands are the ones its code expects.
+TEST(CommandTableTest, HandlersNameTheCommandsTheProxyServes) {
+  std::vector<std::vector<std::string_view>> by_handler(kHandlerCount);
+  for (const CommandInfo* c : allEntries()) {
+    by_handler[static_cast<size_t>(c->handler)].push_back(c->name);
+    if ((c->has(kCmdLocal) || c->has(kCmdSession)) && !c->has(kCmdContainer)) {
+      EXPECT_NE(c->handler, Handler::kNone) << c->name;
+    }
+    if (c->has(kCmdProxy) && !c->has(kCmdContainer)) {
+      EXPECT_TRUE(c->handler >= Handler::kProxyInfo && c->handler <= Handler::kProxyHelp)
+          << c->name;
+    }
+  }
+  for (size_t h = 1; h < kHandlerCount; ++h) {
+    EXPECT_FALSE(by_handler[h].empty()) << "handler " << h << " serves no command";
+  }
+  const auto names = [&](Handler h) {
+    std::vector<std::string_view> v = by_handler[static_cast<size_t>(h)];
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  using V = std::vector<std::string_view>;
+  EXPECT_EQ(names(Handler::kPing), V{"ping"});
+  EXPECT_EQ(names(Handler::kExec), V{"exec"});
+  EXPECT_EQ(names(Handler::kUnwatch), V{"unwatch"});
+  EXPECT_EQ(names(Handler::kSUnsubscribe), V{"sunsubscribe"});
+  EXPECT_EQ(names(Handler::kPublish), (V{"publish", "spublish"}));
+  EXPECT_EQ(names(Handler::kListMpop), (V{"blmpop", "lmpop"}));
+  EXPECT_EQ(names(Handler::kZsetMpop), (V{"bzmpop", "zmpop"}));
+  EXPECT_EQ(names(Handler::kEval), V{"eval"});
+  EXPECT_EQ(names(Handler::kEvalRo), V{"eval_ro"});
+  EXPECT_EQ(names(Handler::kXread), (V{"xread", "xreadgroup"}));
+  EXPECT_EQ(names(Handler::kClientTracking), (V{"client|caching", "client|tracking"}));
+  EXPECT_EQ(names(Handler::kSlowlog), (V{"slowlog|get", "slowlog|len", "slowlog|reset"}));
+  EXPECT_EQ(names(Handler::kConfigSet), V{"config|set"});
+  EXPECT_EQ(names(Handler::kCommandGetKeysAndFlags), V{"command|getkeysandflags"});
+  EXPECT_EQ(table().resolve(Args{"CONFIG", "resetstat"})->handler, Handler::kConfigResetStat);
+  EXPECT_EQ(table().find("GET")->handler, Handler::kNone);
+}
+
+TEST(CommandTableTest, AdminOnlyCommandsAreFlagged) {
+  std::set<std::string_view> admin_only;
+  for (const CommandInfo* c : allEntries()) {
+    if (c->has(kCmdAdminOnly)) {
+      admin_only.insert(c->name);
+    }
+  }
+  const std::set<std::string_view> expected = {
+      "flushall",    "flushdb",      "keys",           "config|set",      "client|kill",
+      "client|list", "script|flush", "function|flush", "function|delete", "function|restore"};
+  EXPECT_EQ(admin_only, expected);
+}
+
 TEST(CommandTableTest, RedisFlagsAreMapped) {
   EXPECT_TRUE(table().find("set")->has(kCmdWrite));
   EXPECT_FALSE(table().find("set")->has(kCmdReadOnly));
