@@ -66,7 +66,8 @@ std::string localAddress(ClientSession& session) {
   return socketAddress(addr);
 }
 
-// A Unix socket client's own address has no path: redis-server shows its listening socket's.
+}  // namespace
+
 std::string peerAddress(ClientSession& session) {
   sockaddr_storage addr{};
   int len = sizeof addr;
@@ -75,6 +76,8 @@ std::string peerAddress(ClientSession& session) {
   }
   return addr.ss_family == AF_UNIX ? localAddress(session) : socketAddress(addr);
 }
+
+namespace {
 
 bool parseId(std::string_view text, uint64_t* out) {
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
@@ -501,140 +504,6 @@ bool ClientCommands::run(ClientSession& session, const resp::CommandInfo& cmd,
     default:
       return false;
   }
-}
-
-// ---- SessionState: AUTH and HELLO ----
-
-void SessionState::answerAuth(const resp::CommandInfo& cmd, bool failed, std::string_view answer) {
-  net::Worker& w = worker();
-  const uint64_t delay_ms = authDelayMs(auth_failures_);
-  if (failed) {
-    ++auth_failures_;
-    w.stats().auth_failures.add();
-    if (w.logLimiter().allow()) {
-      // The address and the count only: a user name may be a mistyped password.
-      spdlog::warn("worker {}: client {} ({}) failed to authenticate ({} on this connection{})",
-                   w.index(), clientId(), peerAddress(session_), auth_failures_,
-                   delay_ms > 0 ? ", answered after " + std::to_string(delay_ms) + " ms" : "");
-    }
-  }
-  if (delay_ms == 0) {
-    if (failed) {
-      refuse(answer);
-    } else {
-      reply(answer);
-    }
-    return;
-  }
-  // A success is as late as a failure, or its speed would tell the guess was right.
-  PendingRequest* request = session_.deferReply(&cmd);
-  auth_answer_late_ = true;
-  clientsOf(w).replyLater(request, delay_ms, std::string(answer));
-}
-
-SessionState::Verdict SessionState::onAuth(const resp::RequestFrame& frame,
-                                           const resp::CommandInfo& cmd) {
-  std::span<const std::string_view> args(frame.args);
-  if (args.size() > 3) {
-    refuse(resp::err::kSyntax);
-    return Verdict::kHandled;
-  }
-  const std::string_view user = args.size() == 3 ? args[1] : std::string_view();
-  UserRights rights;
-  const AuthOutcome outcome = authenticate(worker().config().auth, user, args.back(), &rights);
-  if (outcome != AuthOutcome::kOk) {
-    // Never the password; the user name only at debug level.
-    spdlog::debug("worker {}: client {} AUTH failed for user '{}'", worker().index(), clientId(),
-                  user.empty() ? std::string_view("default") : user);
-    answerAuth(cmd, true, authError(outcome));
-    return Verdict::kHandled;
-  }
-  authenticatedAs(rights);
-  answerAuth(cmd, false, "+OK\r\n");
-  return Verdict::kHandled;
-}
-
-SessionState::Verdict SessionState::onHello(const resp::RequestFrame& frame,
-                                            const resp::CommandInfo& cmd) {
-  std::span<const std::string_view> args(frame.args);
-  resp::Protocol protocol = session_.protocol();  // HELLO without a version keeps it
-  if (args.size() >= 2) {
-    int64_t version = 0;
-    const auto [end, ec] =
-        std::from_chars(args[1].data(), args[1].data() + args[1].size(), version);
-    if (ec != std::errc() || end != args[1].data() + args[1].size()) {
-      refuse(resp::err::kProtocolVersion);
-      return Verdict::kHandled;
-    }
-    if (version < 2 || version > 3) {
-      refuse(resp::err::kNoProto);
-      return Verdict::kHandled;
-    }
-    protocol = version == 3 ? resp::Protocol::kResp3 : resp::Protocol::kResp2;
-  }
-  std::string_view user;
-  std::string_view password;
-  std::string_view setname;
-  bool auth = false;
-  bool has_name = false;
-  for (size_t i = 2; i < args.size(); ++i) {
-    const size_t more = args.size() - i - 1;
-    if (equalsIgnoreCase(args[i], "auth") && more >= 2) {
-      user = args[i + 1];
-      password = args[i + 2];
-      auth = true;
-      i += 2;
-    } else if (equalsIgnoreCase(args[i], "setname") && more >= 1) {
-      setname = args[i + 1];
-      has_name = true;
-      i += 1;
-    } else {
-      refuse(resp::err::helloOption(args[i]));
-      return Verdict::kHandled;
-    }
-  }
-  if (auth) {
-    UserRights rights;
-    const AuthOutcome outcome = authenticate(worker().config().auth, user, password, &rights);
-    if (outcome != AuthOutcome::kOk) {
-      answerAuth(cmd, true, authError(AuthOutcome::kWrongPass));
-      return Verdict::kHandled;
-    }
-    authenticatedAs(rights);
-  }
-  if (!authenticated_) {
-    refuse(resp::err::kHelloNeedsAuth);
-    return Verdict::kHandled;
-  }
-  if (has_name) {
-    for (char c : setname) {
-      if (c < '!' || c > '~') {
-        constexpr std::string_view kBadName = resp::err::kClientName;
-        if (auth) {
-          answerAuth(cmd, false, kBadName);
-        } else {
-          refuse(kBadName);
-        }
-        return Verdict::kHandled;
-      }
-    }
-    session_.setName(setname);
-  }
-  // The reply is already in the new protocol, as redis-server sends it. A connection held for
-  // WATCH switches with the client (inside MULTI, HELLO is refused).
-  session_.setProtocol(protocol);
-  if (pinned_ != nullptr) {
-    pinned_->switchProtocol(protocol);
-  }
-  if (auth) {
-    answerAuth(cmd, false,
-               ClientCommands::helloReply(clientId(), protocol,
-                                          worker().context().keyspace.serverVersion()));
-  } else {
-    reply(ClientCommands::helloReply(clientId(), protocol,
-                                     worker().context().keyspace.serverVersion()));
-  }
-  return Verdict::kHandled;
 }
 
 }  // namespace sp::session

@@ -20,6 +20,10 @@ namespace sp::session {
 
 class ClientSession;
 
+// The client's address as CLIENT LIST shows it (addr=): ip:port, or for a Unix socket client the
+// listening socket's path (its own address has none), as redis-server shows it.
+std::string peerAddress(ClientSession& session);
+
 class ClientCommands {
  public:
   // client|info, client|list, client|kill, client|no-evict, config|get, config|help.

@@ -70,6 +70,8 @@ class ClientSession final : public net::Flushable {
   void setProtocol(resp::Protocol protocol) { protocol_ = protocol; }
   const std::string& name() const { return name_; }
   void setName(std::string_view name) { name_ = std::string(name); }
+  // The parser's limits from the next request on (AuthGate: lower until AUTH succeeds).
+  void setRequestLimits(const resp::ParserLimits& limits) { parser_ = resp::RequestParser(limits); }
   net::Worker& worker() { return worker_; }
   // Transactions, subscriptions, AUTH, dedicated connections: nullptr for a plain session.
   SessionState* state() { return state_.get(); }

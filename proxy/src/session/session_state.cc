@@ -58,16 +58,13 @@ void SessionState::onAccept(ClientSession& session) {
     return;
   }
   session.state_ = std::make_unique<SessionState>(session);
-  session.state_->authenticated_ = false;
-  session.parser_ = resp::RequestParser(unauthenticatedLimits(session.worker_.parserLimits()));
+  session.state_->auth_.close();
 }
 
-void SessionState::authenticatedAs(const UserRights& rights) {
-  const bool was = authenticated_;
-  authenticated_ = true;
-  rights_ = rights;
-  if (!was) {
-    session_.parser_ = resp::RequestParser(worker().parserLimits());
+void SessionState::switchProtocol(resp::Protocol protocol) {
+  session_.setProtocol(protocol);
+  if (pinned_ != nullptr) {
+    pinned_->switchProtocol(protocol);
   }
 }
 
@@ -84,21 +81,14 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
                                           const resp::CommandInfo* cmd) {
   std::span<const std::string_view> args(frame.args);
   const config::Config& config = worker().config();
-  if (auth_answer_late_) {
-    if (!fifoEmpty()) {
-      return Verdict::kDefer;
-    }
-    auth_answer_late_ = false;
-  }
-  if (!authenticated_ && (cmd == nullptr || !allowedBeforeAuth(*cmd))) {
-    refuse(resp::err::kNoAuth);
-    return Verdict::kHandled;
+  if (const Verdict gate = auth_.admit(cmd); gate != Verdict::kContinue) {
+    return gate;
   }
   if (cmd != nullptr) {
     std::string error;
     if (!config.deny_commands.empty() && denied(config.deny_commands, *cmd)) {
       error = deniedError(*cmd);
-    } else if (!permitted(rights_, *cmd, args)) {
+    } else if (!permitted(auth_.rights(), *cmd, args)) {
       error = noPermError(*cmd);
     }
     if (!error.empty()) {
@@ -143,9 +133,9 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
       case resp::Handler::kUnwatch:
         return onUnwatch(raw, *cmd);
       case resp::Handler::kAuth:
-        return onAuth(frame, *cmd);
+        return auth_.onAuth(frame, *cmd);
       case resp::Handler::kHello:
-        return onHello(frame, *cmd);
+        return auth_.onHello(frame, *cmd);
       case resp::Handler::kReset:
         return onReset(*cmd);
       default:
@@ -310,9 +300,7 @@ SessionState::Verdict SessionState::onReset(const resp::CommandInfo& /*cmd*/) {
   session_.name_.clear();
   session_.setProtocol(resp::Protocol::kResp2);
   if (worker().config().auth.required()) {
-    authenticated_ = false;
-    rights_ = UserRights{};
-    session_.parser_ = resp::RequestParser(unauthenticatedLimits(worker().parserLimits()));
+    auth_.close();
   }
   reply("+RESET\r\n");
   return Verdict::kHandled;

@@ -33,9 +33,11 @@
 #include "config/config.h"
 #include "resp/command_table.h"
 #include "resp/request_parser.h"
+#include "session/auth_gate.h"
 #include "session/client_auth.h"
 #include "session/pending_request.h"
 #include "session/pubsub.h"
+#include "session/verdict.h"
 
 namespace sp::session {
 
@@ -56,11 +58,7 @@ struct Transaction {
 
 class SessionState final : public backend::DedicatedOwner {
  public:
-  enum class Verdict : uint8_t {
-    kContinue,  // plain request: ClientSession routes it as usual
-    kHandled,   // answered, queued or sent here
-    kDefer,     // not consumed: stop reading, and offer it again once the FIFO is empty
-  };
+  using Verdict = session::Verdict;
 
   explicit SessionState(ClientSession& session);
   ~SessionState();
@@ -87,19 +85,27 @@ class SessionState final : public backend::DedicatedOwner {
   void onClose();
 
   // For CLIENT INFO / LIST.
-  bool authenticated() const { return authenticated_; }
-  const UserRights& rights() const { return rights_; }
+  bool authenticated() const { return auth_.authenticated(); }
+  const UserRights& rights() const { return auth_.rights(); }
   const Subscriptions* subscriptions() const { return subs_.get(); }
   const Transaction& transaction() const { return tx_; }
   bool watching() const { return watching_; }
-
-  // AUTH / HELLO AUTH succeeded (client_commands.cc).
-  void authenticatedAs(const UserRights& rights);
 
   // backend::DedicatedOwner
   void onDedicatedPush(backend::DedicatedConn& conn, std::string_view push) override;
   void onDedicatedIdle(backend::DedicatedConn& conn) override;
   void onDedicatedFailed(backend::DedicatedConn& conn) override;
+
+  // For the lanes (auth_gate.h): the session, its worker, and answers in FIFO order.
+  ClientSession& session() { return session_; }
+  net::Worker& worker();
+  uint64_t clientId() const;
+  bool fifoEmpty() const;
+  void reply(std::string_view bytes);   // in FIFO order
+  void refuse(std::string_view error);  // in FIFO order, counted as refused
+  // HELLO 2 / 3: the client's protocol, and that of the connection WATCH holds (inside MULTI,
+  // HELLO is refused).
+  void switchProtocol(resp::Protocol protocol);
 
  private:
   enum class Lane : uint8_t { kShared, kDedicated, kSubscriber };
@@ -109,15 +115,10 @@ class SessionState final : public backend::DedicatedOwner {
 
   // Lanes: true (and the lane taken) when a request may go on `lane` / `conn` now.
   bool mayTake(Lane lane, const backend::DedicatedConn* conn);
-  bool fifoEmpty() const;
 
   // Helpers for requests answered here.
   PendingRequest* queueRequest(const resp::CommandInfo* cmd);
-  void reply(std::string_view bytes);   // in FIFO order
-  void refuse(std::string_view error);  // in FIFO order, counted as refused
   std::string_view commandBytes(const resp::RequestFrame& frame, std::string_view raw);
-  net::Worker& worker();
-  uint64_t clientId() const;
 
   // session_state.cc
   Verdict onBlocking(const resp::RequestFrame& frame, std::string_view raw,
@@ -169,20 +170,8 @@ class SessionState final : public backend::DedicatedOwner {
                                    const resp::CommandInfo& cmd);
   void dropIdleSubscriberConns();
 
-  // client_commands.cc
-  Verdict onAuth(const resp::RequestFrame& frame, const resp::CommandInfo& cmd);
-  Verdict onHello(const resp::RequestFrame& frame, const resp::CommandInfo& cmd);
-  // The answer to an AUTH attempt (HELLO ... AUTH included): counted and logged when it failed,
-  // sent at once or, past kFreeAuthFailures failures, after authDelayMs (client_auth.h).
-  void answerAuth(const resp::CommandInfo& cmd, bool failed, std::string_view answer);
-
   ClientSession& session_;
-  bool authenticated_ = true;
-  UserRights rights_;
-  uint32_t auth_failures_ = 0;  // failed AUTH attempts on this connection (never reset)
-  // A late AUTH answer waits in the FIFO: every request after it waits (kDefer) until it has
-  // gone, so a pipelined guess is not even looked at before then.
-  bool auth_answer_late_ = false;
+  AuthGate auth_{*this};
   Lane lane_ = Lane::kShared;
   const backend::DedicatedConn* lane_conn_ = nullptr;  // kDedicated: which one
   // The protocol the lane's requests were sent in: RESP2 and RESP3 requests travel on different
@@ -200,8 +189,6 @@ class SessionState final : public backend::DedicatedOwner {
   std::unique_ptr<Subscriptions> subs_;
   std::vector<backend::DedicatedConn*> subscriber_;  // [shard]
   std::vector<backend::DedicatedConn*> retiring_;    // no longer needed, replies still due
-
-  friend class ClientCommands;
 };
 
 }  // namespace sp::session
