@@ -65,6 +65,8 @@ class RedisClient {
     return replies;
   }
   Reply command(const std::vector<std::string>& argv) { return std::move(pipeline({argv})[0]); }
+  // After a nullptr reply: true when the proxy closed the connection (not a read timeout).
+  bool closedByPeer() const { return ctx_->err == REDIS_ERR_EOF; }
 
  private:
   redisContext* ctx_ = nullptr;

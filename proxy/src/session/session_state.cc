@@ -77,6 +77,8 @@ SessionState::Verdict SessionState::dispatch(ClientSession& session,
   return session.state_->route(frame, raw, cmd);
 }
 
+void SessionState::drainCompleted() { session_.drainCompleted(); }
+
 SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::string_view raw,
                                           const resp::CommandInfo* cmd) {
   std::span<const std::string_view> args(frame.args);
@@ -100,8 +102,12 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
       return Verdict::kHandled;
     }
   }
-  if (subscribed() && session_.protocol() == resp::Protocol::kResp2) {
-    return onSubscribed(frame, cmd);  // RESP3 clients may send any command while subscribed
+  if (subscriber_.subscribed() && session_.protocol() == resp::Protocol::kResp2) {
+    // RESP3 clients may send any command while subscribed.
+    if (cmd != nullptr && cmd->handler == resp::Handler::kReset) {
+      return onReset(*cmd);
+    }
+    return subscriber_.onSubscribedRequest(frame, cmd);
   }
   if (tx_.active) {
     return onTransactionCommand(frame, raw, cmd);
@@ -139,7 +145,7 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
       case resp::Handler::kReset:
         return onReset(*cmd);
       default:
-        return onPubSub(frame, *cmd);
+        return subscriber_.onPubSub(frame, *cmd);
     }
   }
   if (cmd->has(resp::kCmdFanout)) {
@@ -163,8 +169,8 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
   if (pinned_ != nullptr && watching_) {
     return onPinnedShard(frame, raw, *cmd);
   }
-  if (subscribed() && cmd->handler == resp::Handler::kPublish) {
-    return onPublishWhileSubscribed(frame, raw, *cmd);
+  if (subscriber_.subscribed() && cmd->handler == resp::Handler::kPublish) {
+    return subscriber_.onPublish(frame, raw, *cmd);
   }
   return mayTake(Lane::kShared, nullptr) ? Verdict::kContinue : Verdict::kDefer;
 }
@@ -294,9 +300,7 @@ SessionState::Verdict SessionState::onReset(const resp::CommandInfo& /*cmd*/) {
   onClose();  // every dedicated connection goes, as if the client had reconnected
   tx_.reset();
   forgetWatch();
-  if (subs_ != nullptr) {
-    subs_->clear();
-  }
+  subscriber_.clear();
   session_.name_.clear();
   session_.setProtocol(resp::Protocol::kResp2);
   if (worker().config().auth.required()) {
@@ -357,14 +361,7 @@ void SessionState::onDedicatedIdle(backend::DedicatedConn& conn) {
     releaseNow(&conn);
     return;
   }
-  if (!subscribed()) {
-    for (backend::DedicatedConn*& sub : subscriber_) {
-      if (sub == &conn) {
-        backend::dedicatedOf(worker()).discard(sub);
-        sub = nullptr;
-      }
-    }
-  }
+  subscriber_.onIdle(conn);
 }
 
 void SessionState::onDedicatedFailed(backend::DedicatedConn& conn) {
@@ -394,22 +391,7 @@ void SessionState::onDedicatedFailed(backend::DedicatedConn& conn) {
     }
     return;
   }
-  bool lost = false;
-  for (backend::DedicatedConn*& sub : subscriber_) {
-    if (sub == &conn) {
-      sub = nullptr;
-      lost = true;
-    }
-  }
-  if (lost && subscribed()) {
-    // The shard dropped this client's subscriptions; like a real server going away, close
-    // the client so that its library reconnects and subscribes again.
-    if (worker().logLimiter().allow()) {
-      spdlog::warn("worker {}: client {} closed: subscriber connection to {} lost ({})",
-                   worker().index(), clientId(), conn.address().label(), conn.failure());
-    }
-    session_.close(net::CloseReason::kError, "subscriber connection lost");
-  }
+  subscriber_.onFailed(conn);
 }
 
 void SessionState::onClose() {
@@ -420,12 +402,7 @@ void SessionState::onClose() {
       *conn = nullptr;
     }
   }
-  for (backend::DedicatedConn*& conn : subscriber_) {
-    if (conn != nullptr) {
-      pool.discard(conn);
-      conn = nullptr;
-    }
-  }
+  subscriber_.discardAll(pool);
   std::vector<backend::DedicatedConn*> retiring;
   retiring.swap(retiring_);
   for (backend::DedicatedConn* conn : retiring) {

@@ -37,6 +37,7 @@
 #include "session/client_auth.h"
 #include "session/pending_request.h"
 #include "session/pubsub.h"
+#include "session/subscriber_lane.h"
 #include "session/verdict.h"
 
 namespace sp::session {
@@ -87,7 +88,7 @@ class SessionState final : public backend::DedicatedOwner {
   // For CLIENT INFO / LIST.
   bool authenticated() const { return auth_.authenticated(); }
   const UserRights& rights() const { return auth_.rights(); }
-  const Subscriptions* subscriptions() const { return subs_.get(); }
+  const Subscriptions* subscriptions() const { return subscriber_.subscriptions(); }
   const Transaction& transaction() const { return tx_; }
   bool watching() const { return watching_; }
 
@@ -96,29 +97,34 @@ class SessionState final : public backend::DedicatedOwner {
   void onDedicatedIdle(backend::DedicatedConn& conn) override;
   void onDedicatedFailed(backend::DedicatedConn& conn) override;
 
-  // For the lanes (auth_gate.h): the session, its worker, and answers in FIFO order.
+  // ---- For the lanes (auth_gate.h, subscriber_lane.h) ----
+  // Which connections a request travels on. Two lanes keep no order between them (see above).
+  enum class Lane : uint8_t { kShared, kDedicated, kSubscriber };
+  // True (and the lane taken) when a request may go on `lane` / `conn` now; false while what
+  // went before on another lane is unanswered: the request is then deferred (kDefer).
+  bool mayTake(Lane lane, const backend::DedicatedConn* conn);
+
   ClientSession& session() { return session_; }
   net::Worker& worker();
   uint64_t clientId() const;
   bool fifoEmpty() const;
+  // A request answered here, queued in the FIFO (its reply completes it).
+  PendingRequest* queueRequest(const resp::CommandInfo* cmd);
   void reply(std::string_view bytes);   // in FIFO order
   void refuse(std::string_view error);  // in FIFO order, counted as refused
+  // The request's bytes as a RESP array (an inline request re-encoded in scratch space).
+  std::string_view commandBytes(const resp::RequestFrame& frame, std::string_view raw);
+  // Writes the replies that are complete at the front of the FIFO.
+  void drainCompleted();
   // HELLO 2 / 3: the client's protocol, and that of the connection WATCH holds (inside MULTI,
   // HELLO is refused).
   void switchProtocol(resp::Protocol protocol);
 
  private:
-  enum class Lane : uint8_t { kShared, kDedicated, kSubscriber };
-
   Verdict route(const resp::RequestFrame& frame, std::string_view raw,
                 const resp::CommandInfo* cmd);
 
-  // Lanes: true (and the lane taken) when a request may go on `lane` / `conn` now.
-  bool mayTake(Lane lane, const backend::DedicatedConn* conn);
-
   // Helpers for requests answered here.
-  PendingRequest* queueRequest(const resp::CommandInfo* cmd);
-  std::string_view commandBytes(const resp::RequestFrame& frame, std::string_view raw);
 
   // session_state.cc
   Verdict onBlocking(const resp::RequestFrame& frame, std::string_view raw,
@@ -159,17 +165,6 @@ class SessionState final : public backend::DedicatedOwner {
   void forgetWatch();  // after EXEC, DISCARD, UNWATCH, RESET
   bool needsPinned() const { return watching_ || tx_.multi_sent; }
 
-  // pubsub.cc
-  bool subscribed() const { return subs_ != nullptr && subs_->total() > 0; }
-  Verdict onSubscribed(const resp::RequestFrame& frame, const resp::CommandInfo* cmd);
-  Verdict onPubSub(const resp::RequestFrame& frame, const resp::CommandInfo& cmd);
-  backend::DedicatedConn* subscriberConn(uint16_t shard, std::string* error);
-  // A RESP3 subscriber's PUBLISH / SPUBLISH goes on its subscriber connection to the channel's
-  // shard when it has one, so a message to itself comes before the reply, as on redis-server.
-  Verdict onPublishWhileSubscribed(const resp::RequestFrame& frame, std::string_view raw,
-                                   const resp::CommandInfo& cmd);
-  void dropIdleSubscriberConns();
-
   ClientSession& session_;
   AuthGate auth_{*this};
   Lane lane_ = Lane::kShared;
@@ -186,9 +181,8 @@ class SessionState final : public backend::DedicatedOwner {
   std::string watch_lost_;
   backend::DedicatedConn* pinned_ = nullptr;    // WATCH / MULTI
   backend::DedicatedConn* blocking_ = nullptr;  // the blocking command's
-  std::unique_ptr<Subscriptions> subs_;
-  std::vector<backend::DedicatedConn*> subscriber_;  // [shard]
-  std::vector<backend::DedicatedConn*> retiring_;    // no longer needed, replies still due
+  SubscriberLane subscriber_{*this};
+  std::vector<backend::DedicatedConn*> retiring_;  // no longer needed, replies still due
 };
 
 }  // namespace sp::session

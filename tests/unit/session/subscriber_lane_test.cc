@@ -1,0 +1,90 @@
+// The session's subscriber lane (session/subscriber_lane.h), driven over loopback: a pattern
+// subscribes on every shard and is confirmed once, with Redis' count; unsubscribing from
+// everything leaves subscribed mode; losing the subscriber connection while subscribed closes the
+// client (its library reconnects and subscribes again).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "fakes/fake_shards.h"
+#include "fakes/redis_client.h"
+#include "fakes/scripted_shard.h"
+#include "fakes/worker_harness.h"
+#include "route/topology.h"
+
+namespace sp::session {
+namespace {
+
+using fakes::RedisClient;
+using fakes::Reply;
+using fakes::ScriptedShard;
+using fakes::text;
+using fakes::WorkerHarness;
+using Argv = ScriptedShard::Argv;
+
+// ["verb", name, count] as a subscriber connection confirms.
+std::string confirmation(const std::string& verb, const std::string& name, int count) {
+  return "*3\r\n$" + std::to_string(verb.size()) + "\r\n" + verb + "\r\n$" +
+         std::to_string(name.size()) + "\r\n" + name + "\r\n:" + std::to_string(count) + "\r\n";
+}
+
+void expectConfirmation(const Reply& r, const std::string& verb, const std::string& name,
+                        long long count) {
+  ASSERT_TRUE(r != nullptr);
+  ASSERT_EQ(r->type, REDIS_REPLY_ARRAY);
+  ASSERT_EQ(r->elements, 3u);
+  EXPECT_EQ(text(*r->element[0]), verb);
+  EXPECT_EQ(text(*r->element[1]), name);
+  EXPECT_EQ(r->element[2]->integer, count);
+}
+
+// SUBSCRIBE / UNSUBSCRIBE confirmed as a shard does; SUBSCRIBE lost hangs up; PING +PONG.
+ScriptedShard::Answer subscriberShard(const Argv& argv) {
+  if (argv[0] == "SUBSCRIBE" && argv[1] == "lost") {
+    return ScriptedShard::hangUp();
+  }
+  if (argv[0] == "SUBSCRIBE" || argv[0] == "UNSUBSCRIBE") {
+    const std::string verb = argv[0] == "SUBSCRIBE" ? "subscribe" : "unsubscribe";
+    return ScriptedShard::reply(confirmation(verb, argv[1], argv[0] == "SUBSCRIBE" ? 1 : 0));
+  }
+  return ScriptedShard::reply("+PONG\r\n");
+}
+
+route::TopologyPtr oneShard(uint16_t port) {
+  return route::Topology::evenSplit({route::ShardAddress("s0", "127.0.0.1", port)});
+}
+
+void quiet(config::Config& c) { c.backend_ping_interval_ms = 600000; }
+
+TEST(SubscriberLaneTest, APatternIsConfirmedOnceWhenEveryShardHasIt) {
+  fakes::FakeShards shards(2, [](const std::string& what) { ADD_FAILURE() << what; });
+  WorkerHarness harness(shards.topology(), {}, WorkerHarness::Listen::kLoopback);
+  RedisClient client(harness.port());
+  const std::vector<Reply> replies =
+      client.pipeline({{"PSUBSCRIBE", "n*"}, {"SUBSCRIBE", "a"}, {"PUNSUBSCRIBE"}});
+  ASSERT_TRUE(fakes::allAnswered(replies));
+  expectConfirmation(replies[0], "psubscribe", "n*", 1);
+  expectConfirmation(replies[1], "subscribe", "a", 2);
+  expectConfirmation(replies[2], "punsubscribe", "n*", 1);
+  Reply last = client.command({"UNSUBSCRIBE"});
+  expectConfirmation(last, "unsubscribe", "a", 0);
+  Reply ping = client.command({"PING"});
+  ASSERT_TRUE(ping != nullptr);
+  EXPECT_EQ(text(*ping), "PONG");  // out of subscribed mode
+}
+
+TEST(SubscriberLaneTest, LosingTheSubscriberConnectionWhileSubscribedClosesTheClient) {
+  ScriptedShard shard(subscriberShard);
+  WorkerHarness harness(oneShard(shard.port()), quiet, WorkerHarness::Listen::kLoopback);
+  RedisClient client(harness.port());
+  expectConfirmation(client.command({"SUBSCRIBE", "news"}), "subscribe", "news", 1);
+  client.command({"SUBSCRIBE", "lost"});  // an error or nothing: the shard hung up
+  Reply after = client.command({"PING"});
+  EXPECT_EQ(after, nullptr);
+  EXPECT_TRUE(client.closedByPeer());
+}
+
+}  // namespace
+}  // namespace sp::session
