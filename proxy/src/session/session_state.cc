@@ -45,7 +45,7 @@ bool blocks(const resp::CommandInfo& cmd, std::span<const std::string_view> args
 SessionState::SessionState(ClientSession& session) : session_(session) {}
 
 SessionState::~SessionState() {
-  SP_ASSERT(pinned_ == nullptr && blocking_ == nullptr && retiring_.empty());
+  SP_ASSERT(!transaction_.holdsConnection() && blocking_ == nullptr && retiring_.empty());
 }
 
 net::Worker& SessionState::worker() { return session_.worker_; }
@@ -63,9 +63,7 @@ void SessionState::onAccept(ClientSession& session) {
 
 void SessionState::switchProtocol(resp::Protocol protocol) {
   session_.setProtocol(protocol);
-  if (pinned_ != nullptr) {
-    pinned_->switchProtocol(protocol);
-  }
+  transaction_.switchProtocol(protocol);
 }
 
 SessionState::Verdict SessionState::dispatch(ClientSession& session,
@@ -94,8 +92,8 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
       error = noPermError(*cmd);
     }
     if (!error.empty()) {
-      if (tx_.active) {
-        abortTransaction(error);
+      if (transaction_.active()) {
+        transaction_.abort(error);
       } else {
         refuse(error);
       }
@@ -109,35 +107,32 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
     }
     return subscriber_.onSubscribedRequest(frame, cmd);
   }
-  if (tx_.active) {
-    return onTransactionCommand(frame, raw, cmd);
+  if (transaction_.active()) {
+    if (cmd != nullptr && cmd->handler == resp::Handler::kReset &&
+        resp::arityOk(*cmd, args.size())) {
+      return onReset(*cmd);
+    }
+    return transaction_.onQueued(frame, raw, cmd);
   }
   if (cmd == nullptr) {
     return Verdict::kContinue;  // refused as unknown, in order
   }
   if (cmd->has(resp::kCmdSession)) {
-    if (cmd->handler == resp::Handler::kExec && !resp::arityOk(*cmd, args.size())) {
-      // As redis-server: a malformed EXEC discards the transaction state, WATCH included.
-      tx_.aborted = true;
-      return onExec(raw, *cmd, resp::err::wrongArity(cmd->name));
+    switch (cmd->handler) {
+      case resp::Handler::kMulti:
+      case resp::Handler::kExec:
+      case resp::Handler::kDiscard:
+      case resp::Handler::kWatch:
+      case resp::Handler::kUnwatch:
+        return transaction_.onRequest(frame, raw, *cmd);
+      default:
+        break;
     }
     if (const std::string error = requestError(cmd, args); !error.empty()) {
       refuse(error);
       return Verdict::kHandled;
     }
     switch (cmd->handler) {
-      case resp::Handler::kMulti:
-        return onMulti();
-      case resp::Handler::kExec:
-        refuse(resp::err::kExecWithoutMulti);
-        return Verdict::kHandled;
-      case resp::Handler::kDiscard:
-        refuse(resp::err::kDiscardWithoutMulti);
-        return Verdict::kHandled;
-      case resp::Handler::kWatch:
-        return onWatch(frame, raw, *cmd);
-      case resp::Handler::kUnwatch:
-        return onUnwatch(raw, *cmd);
       case resp::Handler::kAuth:
         return auth_.onAuth(frame, *cmd);
       case resp::Handler::kHello:
@@ -166,8 +161,8 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
   if (cmd->has(resp::kCmdLocal) || cmd->has(resp::kCmdUnsupported)) {
     return Verdict::kContinue;  // answered at once, whatever the lane
   }
-  if (pinned_ != nullptr && watching_) {
-    return onPinnedShard(frame, raw, *cmd);
+  if (transaction_.holdsConnection() && transaction_.watching()) {
+    return transaction_.onWhileWatching(frame, raw, *cmd);
   }
   if (subscriber_.subscribed() && cmd->handler == resp::Handler::kPublish) {
     return subscriber_.onPublish(frame, raw, *cmd);
@@ -213,6 +208,15 @@ std::string_view SessionState::commandBytes(const resp::RequestFrame& frame, std
   return command;
 }
 
+backend::DedicatedConn* SessionState::acquireDedicated(uint16_t shard, std::string* error) {
+  backend::DedicatedConn* conn = backend::dedicatedOf(worker()).acquire(
+      shard, backend::DedicatedConn::Mode::kCommands, this, error, session_.protocol());
+  if (conn != nullptr) {
+    lane_conn_ = conn;
+  }
+  return conn;
+}
+
 SessionState::Verdict SessionState::sendOnConn(backend::DedicatedConn** slot, uint16_t shard,
                                                const resp::CommandInfo& cmd, std::string_view bytes,
                                                bool blocking) {
@@ -230,14 +234,12 @@ SessionState::Verdict SessionState::sendOnConn(backend::DedicatedConn** slot, ui
   }
   if (conn == nullptr) {
     std::string error;
-    conn = backend::dedicatedOf(worker()).acquire(shard, backend::DedicatedConn::Mode::kCommands,
-                                                  this, &error, session_.protocol());
+    conn = acquireDedicated(shard, &error);
     if (conn == nullptr) {
       refuse(error);
       return Verdict::kHandled;
     }
     *slot = conn;
-    lane_conn_ = conn;
   }
   PendingRequest* request = queueRequest(&cmd);
   request->shard = shard;
@@ -270,27 +272,10 @@ SessionState::Verdict SessionState::onBlocking(const resp::RequestFrame& frame,
     return Verdict::kHandled;
   }
   const std::string_view bytes = commandBytes(frame, raw);
-  if (pinned_ != nullptr && watching_ && pinned_->shard() == plan.shard) {
-    return sendOnConn(&pinned_, plan.shard, cmd, bytes, true);
+  if (backend::DedicatedConn** watched = transaction_.watchedConnTo(plan.shard)) {
+    return sendOnConn(watched, plan.shard, cmd, bytes, true);
   }
   return sendOnConn(&blocking_, plan.shard, cmd, bytes, true);
-}
-
-SessionState::Verdict SessionState::onPinnedShard(const resp::RequestFrame& frame,
-                                                  std::string_view raw,
-                                                  const resp::CommandInfo& cmd) {
-  // While WATCH holds a connection, commands for its shard use it too, in order with WATCH.
-  std::span<const std::string_view> args(frame.args);
-  thread_local std::vector<uint32_t> keys;  // scratch, reused
-  keys.clear();
-  if (requestError(&cmd, args).empty() && resp::extractKeys(cmd, args, &keys)) {
-    thread_local route::RoutePlan plan;  // scratch, reused
-    route::planRoute(cmd, args, keys, worker().topology(), &plan);
-    if (plan.kind == route::RouteKind::kSingle && plan.shard == pinned_->shard()) {
-      return sendOnConn(&pinned_, plan.shard, cmd, commandBytes(frame, raw), false);
-    }
-  }
-  return mayTake(Lane::kShared, nullptr) ? Verdict::kContinue : Verdict::kDefer;
 }
 
 SessionState::Verdict SessionState::onReset(const resp::CommandInfo& /*cmd*/) {
@@ -298,8 +283,7 @@ SessionState::Verdict SessionState::onReset(const resp::CommandInfo& /*cmd*/) {
     return Verdict::kDefer;  // everything before RESET is answered first
   }
   onClose();  // every dedicated connection goes, as if the client had reconnected
-  tx_.reset();
-  forgetWatch();
+  transaction_.reset();
   subscriber_.clear();
   session_.name_.clear();
   session_.setProtocol(resp::Protocol::kResp2);
@@ -308,12 +292,6 @@ SessionState::Verdict SessionState::onReset(const resp::CommandInfo& /*cmd*/) {
   }
   reply("+RESET\r\n");
   return Verdict::kHandled;
-}
-
-void SessionState::releaseIfUnneeded() {
-  if (pinned_ != nullptr && !needsPinned()) {
-    retire(&pinned_);
-  }
 }
 
 void SessionState::retire(backend::DedicatedConn** slot) {
@@ -352,8 +330,7 @@ void SessionState::onDedicatedIdle(backend::DedicatedConn& conn) {
     releaseNow(&conn);
     return;
   }
-  if (&conn == pinned_) {
-    releaseIfUnneeded();
+  if (transaction_.onIdle(conn)) {
     return;
   }
   if (auto it = std::find(retiring_.begin(), retiring_.end(), &conn); it != retiring_.end()) {
@@ -376,19 +353,7 @@ void SessionState::onDedicatedFailed(backend::DedicatedConn& conn) {
   if (std::erase(retiring_, &conn) > 0) {
     return;
   }
-  if (&conn == pinned_) {
-    pinned_ = nullptr;
-    const std::string error =
-        resp::err::execAbortShardUnavailable(conn.address().label(), conn.failure());
-    if (watching_) {
-      watch_lost_ = error;  // never an EXEC that runs as if the watched keys were unchanged
-    }
-    watching_ = false;
-    watch_slot_ = -1;
-    if (tx_.active) {
-      tx_.broken = error;
-      tx_.multi_sent = false;
-    }
+  if (transaction_.onFailed(conn)) {
     return;
   }
   subscriber_.onFailed(conn);
@@ -396,11 +361,10 @@ void SessionState::onDedicatedFailed(backend::DedicatedConn& conn) {
 
 void SessionState::onClose() {
   backend::DedicatedPool& pool = backend::dedicatedOf(worker());
-  for (backend::DedicatedConn** conn : {&pinned_, &blocking_}) {
-    if (*conn != nullptr) {
-      pool.discard(*conn);
-      *conn = nullptr;
-    }
+  transaction_.discard(pool);
+  if (blocking_ != nullptr) {
+    pool.discard(blocking_);
+    blocking_ = nullptr;
   }
   subscriber_.discardAll(pool);
   std::vector<backend::DedicatedConn*> retiring;

@@ -1,13 +1,16 @@
 // SessionState: what a client connection carries beyond plain request/reply. A plain session has
 // none (a null pointer in ClientSession); one is made when a client first needs it:
-//   - authentication (auth.password / auth.users): who the client is and what it may run
-//     (client_auth.h), from accept while AUTH is required;
+//   - authentication (auth.password / auth.users): who the client is and what it may run,
+//     from accept while AUTH is required (AuthGate, auth_gate.h; the rules: client_auth.h);
 //   - a transaction, MULTI ... EXEC / DISCARD, and WATCH: pinned to one DedicatedConn of the
-//     transaction's shard (transaction.cc);
+//     transaction's shard (TransactionLane, transaction_lane.h);
 //   - a blocking command (BLPOP, BLMOVE, BZPOPMIN, XREAD BLOCK ...): a DedicatedConn of its
 //     key's shard, back to the pool after the reply (session_state.cc);
-//   - subscriptions: subscriber DedicatedConns, one per shard (pubsub.h);
-//   - whole-keyspace commands and CONFIG SET (keyspace_fanout.h), HELLO, AUTH, RESET.
+//   - subscriptions: subscriber DedicatedConns, one per shard (SubscriberLane,
+//     subscriber_lane.h);
+//   - whole-keyspace commands and CONFIG SET (keyspace_fanout.h), RESET.
+// SessionState routes each request to its lane, keeps the order between lanes (below), and owns
+// what the lanes share: the lane in use, dedicated connections being retired, and their events.
 //
 // Ordering. Every request still gets its PendingRequest in the session's FIFO and replies still
 // leave in FIFO order (client_session.h). What is new is that a session's requests travel on
@@ -38,24 +41,12 @@
 #include "session/pending_request.h"
 #include "session/pubsub.h"
 #include "session/subscriber_lane.h"
+#include "session/transaction_lane.h"
 #include "session/verdict.h"
 
 namespace sp::session {
 
 class ClientSession;
-
-// A transaction in progress (between MULTI and EXEC / DISCARD).
-struct Transaction {
-  bool active = false;      // MULTI was answered +OK: commands are being queued
-  bool aborted = false;     // a command was refused while queuing: EXEC gets -EXECABORT
-  bool multi_sent = false;  // MULTI went out on the pinned connection
-  int32_t slot = -1;        // the slot every key must hash to (WATCH's, or the first key's)
-  std::string held;         // commands queued before the shard was known (answered +QUEUED)
-  uint32_t held_count = 0;  // commands in `held`
-  uint32_t queued = 0;      // commands queued so far (CLIENT LIST multi=)
-  std::string broken;       // the pinned connection failed: EXEC gets this error
-  void reset() { *this = Transaction{}; }
-};
 
 class SessionState final : public backend::DedicatedOwner {
  public:
@@ -89,8 +80,8 @@ class SessionState final : public backend::DedicatedOwner {
   bool authenticated() const { return auth_.authenticated(); }
   const UserRights& rights() const { return auth_.rights(); }
   const Subscriptions* subscriptions() const { return subscriber_.subscriptions(); }
-  const Transaction& transaction() const { return tx_; }
-  bool watching() const { return watching_; }
+  const Transaction& transaction() const { return transaction_.transaction(); }
+  bool watching() const { return transaction_.watching(); }
 
   // backend::DedicatedOwner
   void onDedicatedPush(backend::DedicatedConn& conn, std::string_view push) override;
@@ -116,6 +107,19 @@ class SessionState final : public backend::DedicatedOwner {
   std::string_view commandBytes(const resp::RequestFrame& frame, std::string_view raw);
   // Writes the replies that are complete at the front of the FIFO.
   void drainCompleted();
+  // A dedicated connection to `shard` in the client's protocol, owned by this session, for the
+  // dedicated lane just taken without one (mayTake(kDedicated, nullptr)), which it becomes;
+  // nullptr with *error set when none can be had.
+  backend::DedicatedConn* acquireDedicated(uint16_t shard, std::string* error);
+  // Sends `bytes` for `cmd` on *slot's connection to `shard` (one is acquired when *slot is null,
+  // and one of another shard retired first), as a new request in the FIFO.
+  Verdict sendOnConn(backend::DedicatedConn** slot, uint16_t shard, const resp::CommandInfo& cmd,
+                     std::string_view bytes, bool blocking);
+  // The session is done with *slot's connection: released to the pool now when idle, else kept
+  // in retiring_ until its last reply (commands the proxy added itself, such as the UNWATCH of a
+  // DISCARD, may still be in flight). *slot becomes null either way, so the next transaction or
+  // blocking command never inherits a connection of another shard.
+  void retire(backend::DedicatedConn** slot);
   // HELLO 2 / 3: the client's protocol, and that of the connection WATCH holds (inside MULTI,
   // HELLO is refused).
   void switchProtocol(resp::Protocol protocol);
@@ -129,41 +133,13 @@ class SessionState final : public backend::DedicatedOwner {
   // session_state.cc
   Verdict onBlocking(const resp::RequestFrame& frame, std::string_view raw,
                      const resp::CommandInfo& cmd);
-  Verdict onPinnedShard(const resp::RequestFrame& frame, std::string_view raw,
-                        const resp::CommandInfo& cmd);
   Verdict onReset(const resp::CommandInfo& cmd);
-  Verdict sendOnConn(backend::DedicatedConn** slot, uint16_t shard, const resp::CommandInfo& cmd,
-                     std::string_view bytes, bool blocking);
-  void releaseIfUnneeded();
-  // The session is done with *slot's connection: released to the pool now when idle, else kept
-  // in retiring_ until its last reply (commands the proxy added itself, such as the UNWATCH of a
-  // DISCARD, may still be in flight). *slot becomes null either way, so the next transaction or
-  // blocking command never inherits a connection of another shard.
-  void retire(backend::DedicatedConn** slot);
   void releaseNow(backend::DedicatedConn* conn);
 
   // keyspace_fanout.cc
   Verdict onFanout(const resp::RequestFrame& frame, std::string_view raw,
                    const resp::CommandInfo& cmd);
   Verdict onKill(std::string_view bytes, const resp::CommandInfo& cmd);
-
-  // transaction.cc
-  Verdict onTransactionCommand(const resp::RequestFrame& frame, std::string_view raw,
-                               const resp::CommandInfo* cmd);
-  Verdict onMulti();
-  // abort_error: the transaction is aborted (tx_.aborted) and EXEC answers this instead.
-  Verdict onExec(std::string_view raw, const resp::CommandInfo& cmd,
-                 std::string_view abort_error = {});
-  Verdict onDiscard(std::string_view raw, const resp::CommandInfo& cmd);
-  Verdict onWatch(const resp::RequestFrame& frame, std::string_view raw,
-                  const resp::CommandInfo& cmd);
-  Verdict onUnwatch(std::string_view raw, const resp::CommandInfo& cmd);
-  // Pins the transaction's connection (shard of tx_.slot, or shard 0) and sends MULTI and the
-  // held commands on it. kDefer when the lane is busy; *error set when no connection was had.
-  Verdict startMulti(std::string* error);
-  void abortTransaction(std::string_view error);
-  void forgetWatch();  // after EXEC, DISCARD, UNWATCH, RESET
-  bool needsPinned() const { return watching_ || tx_.multi_sent; }
 
   ClientSession& session_;
   AuthGate auth_{*this};
@@ -172,14 +148,7 @@ class SessionState final : public backend::DedicatedOwner {
   // The protocol the lane's requests were sent in: RESP2 and RESP3 requests travel on different
   // shard connections, so a switch (HELLO) is a change of lane too.
   resp::Protocol lane_protocol_ = resp::Protocol::kResp2;
-  Transaction tx_;
-  bool watching_ = false;
-  int32_t watch_slot_ = -1;
-  // The pinned connection failed while WATCH held keys: the shard may have lost or changed them
-  // unseen, so the next EXEC answers this error instead of running (until UNWATCH, DISCARD,
-  // EXEC or RESET drops the WATCH).
-  std::string watch_lost_;
-  backend::DedicatedConn* pinned_ = nullptr;    // WATCH / MULTI
+  TransactionLane transaction_{*this};
   backend::DedicatedConn* blocking_ = nullptr;  // the blocking command's
   SubscriberLane subscriber_{*this};
   std::vector<backend::DedicatedConn*> retiring_;  // no longer needed, replies still due

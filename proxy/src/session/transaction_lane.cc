@@ -1,19 +1,15 @@
-// Transactions: MULTI / EXEC / DISCARD / WATCH / UNWATCH on a connection pinned to one shard.
-//
-// MULTI is answered +OK by the proxy, which then holds the transaction's commands (answering
-// +QUEUED itself) until the first keyed command fixes the slot — or WATCH has fixed it already.
-// Then the pinned DedicatedConn of that slot's shard gets MULTI, the held commands (their +QUEUED
-// dropped), and from then on each command as it comes (its reply forwarded). Every key of the
-// transaction, WATCH's included, must hash to that slot, as in Redis Cluster: a key of another
-// slot gets -CROSSSLOT and the transaction is marked aborted, so EXEC answers -EXECABORT (and
-// DISCARDs on the shard). Any other refusal while queuing aborts it the same way, as Redis does.
-// EXEC, DISCARD and UNWATCH end the need for the connection; it goes back to the pool once it
-// has answered them.
+// TransactionLane: MULTI / EXEC / DISCARD / WATCH / UNWATCH on a pinned connection
+// (transaction_lane.h).
+#include "session/transaction_lane.h"
+
+#include <span>
+#include <vector>
+
 #include "backend/worker_backends.h"
 #include "core/assert.h"
 #include "net/worker.h"
 #include "resp/errors.h"
-#include "route/key_slot.h"
+#include "route/router.h"
 #include "session/client_session.h"
 #include "session/session_checks.h"
 #include "session/session_state.h"
@@ -43,34 +39,33 @@ int32_t slotOfKeys(std::span<const std::string_view> args, std::span<const uint3
 
 }  // namespace
 
-void SessionState::abortTransaction(std::string_view error) {
+void TransactionLane::abort(std::string_view error) {
   tx_.aborted = true;
-  refuse(error);
+  state_.refuse(error);
 }
 
-void SessionState::forgetWatch() {
+void TransactionLane::forgetWatch() {
   watching_ = false;
   watch_slot_ = -1;
   watch_lost_.clear();
 }
 
-SessionState::Verdict SessionState::onMulti() {
+Verdict TransactionLane::onMulti() {
   tx_.reset();
   tx_.active = true;
   if (watching_) {
     tx_.slot = watch_slot_;
   }
 
-  reply("+OK\r\n");
+  state_.reply("+OK\r\n");
   return Verdict::kHandled;
 }
 
-SessionState::Verdict SessionState::onTransactionCommand(const resp::RequestFrame& frame,
-                                                         std::string_view raw,
-                                                         const resp::CommandInfo* cmd) {
+Verdict TransactionLane::onQueued(const resp::RequestFrame& frame, std::string_view raw,
+                                  const resp::CommandInfo* cmd) {
   std::span<const std::string_view> args(frame.args);
   if (cmd == nullptr) {
-    abortTransaction(resp::err::unknownCommand(args));
+    abort(resp::err::unknownCommand(args));
     return Verdict::kHandled;
   }
   if (!resp::arityOk(*cmd, args.size())) {
@@ -80,7 +75,7 @@ SessionState::Verdict SessionState::onTransactionCommand(const resp::RequestFram
       tx_.aborted = true;
       return onExec(raw, *cmd, resp::err::wrongArity(cmd->name));
     }
-    abortTransaction(resp::err::wrongArity(cmd->name));
+    abort(resp::err::wrongArity(cmd->name));
     return Verdict::kHandled;
   }
   switch (cmd->handler) {
@@ -89,37 +84,35 @@ SessionState::Verdict SessionState::onTransactionCommand(const resp::RequestFram
     case resp::Handler::kDiscard:
       return onDiscard(raw, *cmd);
     case resp::Handler::kMulti:
-      refuse(resp::err::kMultiNested);
+      state_.refuse(resp::err::kMultiNested);
       return Verdict::kHandled;
     case resp::Handler::kWatch:
-      refuse(resp::err::kWatchInMulti);
+      state_.refuse(resp::err::kWatchInMulti);
       return Verdict::kHandled;
     case resp::Handler::kQuit:
       return Verdict::kContinue;
-    case resp::Handler::kReset:
-      return onReset(*cmd);
     default:
       break;
   }
   if (const std::string error = requestError(cmd, args); !error.empty()) {
-    abortTransaction(error);
+    abort(error);
     return Verdict::kHandled;
   }
   if (cmd->has(resp::kCmdFanout)) {
-    abortTransaction(resp::err::spansEveryShard(cmd->name));
+    abort(resp::err::spansEveryShard(cmd->name));
     return Verdict::kHandled;
   }
   if ((cmd->has(resp::kCmdSession) && cmd->handler != resp::Handler::kUnwatch) ||
       (cmd->has(resp::kCmdLocal) && cmd->handler != resp::Handler::kPing &&
        cmd->handler != resp::Handler::kEcho)) {
-    abortTransaction(resp::err::kNotInTransaction);
+    abort(resp::err::kNotInTransaction);
     return Verdict::kHandled;
   }
   thread_local std::vector<uint32_t> keys;  // scratch, reused
   keys.clear();
   const bool keys_found = resp::extractKeys(*cmd, args, &keys);
   if (!keys_found && !shardJudgesMalformedKeys(*cmd)) {
-    abortTransaction(resp::err::wrongArity(cmd->name));
+    abort(resp::err::wrongArity(cmd->name));
     return Verdict::kHandled;
   }
   if (!keys_found) {
@@ -128,32 +121,32 @@ SessionState::Verdict SessionState::onTransactionCommand(const resp::RequestFram
     // A keyless script inside MULTI runs on the transaction's shard: refused the same way.
     uint16_t shard = 0;
     std::string error;
-    if (keylessScript(*cmd, args, worker().config(), &shard, &error) && !error.empty()) {
-      abortTransaction(error);
+    if (keylessScript(*cmd, args, state_.worker().config(), &shard, &error) && !error.empty()) {
+      abort(error);
       return Verdict::kHandled;
     }
   }
-  const route::Topology& topology = worker().topology();
+  const route::Topology& topology = state_.worker().topology();
   int32_t slot = slotOfKeys(args, keys, topology);
   if (slot == -2 && crossSlotError(*cmd, args, keys, topology) != topology.crossUnitError()) {
     slot = -1;  // a syntax error redis-server reports at EXEC: queued keyless, as a malformed one
   }
   if (slot == -2 || (slot >= 0 && tx_.slot >= 0 && slot != tx_.slot)) {
-    abortTransaction(topology.crossUnitError());
+    abort(topology.crossUnitError());
     return Verdict::kHandled;
   }
   if (!tx_.broken.empty()) {
-    abortTransaction(tx_.broken);
+    abort(tx_.broken);
     return Verdict::kHandled;
   }
-  const std::string_view bytes = commandBytes(frame, raw);
+  const std::string_view bytes = state_.commandBytes(frame, raw);
   if (!tx_.multi_sent) {
     if (slot < 0 && tx_.slot < 0 && pinned_ == nullptr) {
       // No shard yet: hold it until one is known (or EXEC).
       tx_.held.append(bytes);
       ++tx_.held_count;
       ++tx_.queued;
-      reply("+QUEUED\r\n");
+      state_.reply("+QUEUED\r\n");
       return Verdict::kHandled;
     }
     const int32_t saved = tx_.slot;
@@ -167,39 +160,34 @@ SessionState::Verdict SessionState::onTransactionCommand(const resp::RequestFram
       return v;
     }
     if (!error.empty()) {
-      abortTransaction(error);
+      abort(error);
       return Verdict::kHandled;
     }
   }
-  if (!mayTake(Lane::kDedicated, pinned_)) {
+  if (!state_.mayTake(SessionState::Lane::kDedicated, pinned_)) {
     return Verdict::kDefer;
   }
-  PendingRequest* request = queueRequest(cmd);
-  request->shard = pinned_->shard();
-  request->outstanding = 1;
-  pinned_->send(bytes, request, 0, 1, false);
+  sendPinned(bytes, *cmd);
   ++tx_.queued;
   return Verdict::kHandled;
 }
 
-SessionState::Verdict SessionState::startMulti(std::string* error) {
+Verdict TransactionLane::startMulti(std::string* error) {
   // A pinned connection outlives the transaction that needed it only while WATCH holds it (and
   // then its shard is the transaction's): retire() drops it otherwise.
   SP_ASSERT(pinned_ == nullptr || watching_);
-  const uint16_t shard = pinned_ != nullptr ? pinned_->shard()
-                         : tx_.slot >= 0
-                             ? worker().topology().shardOfUnit(static_cast<uint32_t>(tx_.slot))
-                             : 0;
-  if (!mayTake(Lane::kDedicated, pinned_)) {
+  const uint16_t shard =
+      pinned_ != nullptr ? pinned_->shard()
+      : tx_.slot >= 0    ? state_.worker().topology().shardOfUnit(static_cast<uint32_t>(tx_.slot))
+                         : 0;
+  if (!state_.mayTake(SessionState::Lane::kDedicated, pinned_)) {
     return Verdict::kDefer;
   }
   if (pinned_ == nullptr) {
-    pinned_ = backend::dedicatedOf(worker()).acquire(shard, backend::DedicatedConn::Mode::kCommands,
-                                                     this, error, session_.protocol());
+    pinned_ = state_.acquireDedicated(shard, error);
     if (pinned_ == nullptr) {
       return Verdict::kHandled;
     }
-    lane_conn_ = pinned_;
   }
   pinned_->send(kMulti, nullptr, 0, 1, false);
   if (tx_.held_count > 0) {
@@ -211,8 +199,8 @@ SessionState::Verdict SessionState::startMulti(std::string* error) {
   return Verdict::kHandled;
 }
 
-SessionState::Verdict SessionState::onExec(std::string_view raw, const resp::CommandInfo& cmd,
-                                           std::string_view abort_error) {
+Verdict TransactionLane::onExec(std::string_view raw, const resp::CommandInfo& cmd,
+                                std::string_view abort_error) {
   auto finish = [this] {
     tx_.reset();
     forgetWatch();
@@ -220,13 +208,13 @@ SessionState::Verdict SessionState::onExec(std::string_view raw, const resp::Com
   if (!tx_.broken.empty()) {
     const std::string error = tx_.broken;
     finish();
-    refuse(error);
+    state_.refuse(error);
     releaseIfUnneeded();
     return Verdict::kHandled;
   }
   if (tx_.aborted || !watch_lost_.empty()) {
     if (pinned_ != nullptr && (tx_.multi_sent || watching_)) {
-      if (!mayTake(Lane::kDedicated, pinned_)) {
+      if (!state_.mayTake(SessionState::Lane::kDedicated, pinned_)) {
         return Verdict::kDefer;
       }
       pinned_->send(tx_.multi_sent ? kDiscard : kUnwatch, nullptr, 0, 1, false);
@@ -236,14 +224,14 @@ SessionState::Verdict SessionState::onExec(std::string_view raw, const resp::Com
             ? std::string(abort_error)
             : (tx_.aborted ? std::string(resp::err::kExecAbortPrevious) : watch_lost_);
     finish();
-    refuse(error);
+    state_.refuse(error);
     releaseIfUnneeded();
     return Verdict::kHandled;
   }
   if (!tx_.multi_sent) {
     if (tx_.held_count == 0 && !watching_) {
       finish();
-      reply("*0\r\n");
+      state_.reply("*0\r\n");
       return Verdict::kHandled;
     }
     std::string error;
@@ -253,39 +241,32 @@ SessionState::Verdict SessionState::onExec(std::string_view raw, const resp::Com
     }
     if (!error.empty()) {
       finish();
-      refuse(error);
+      state_.refuse(error);
       return Verdict::kHandled;
     }
   }
-  if (!mayTake(Lane::kDedicated, pinned_)) {
+  if (!state_.mayTake(SessionState::Lane::kDedicated, pinned_)) {
     return Verdict::kDefer;
   }
-  PendingRequest* request = queueRequest(&cmd);
-  request->shard = pinned_->shard();
-  request->outstanding = 1;
-  pinned_->send(raw.starts_with("*") ? raw : std::string_view("*1\r\n$4\r\nEXEC\r\n"), request, 0,
-                1, false);
+  sendPinned(raw.starts_with("*") ? raw : std::string_view("*1\r\n$4\r\nEXEC\r\n"), cmd);
   finish();
   releaseIfUnneeded();  // back to the pool once EXEC is answered
   return Verdict::kHandled;
 }
 
-SessionState::Verdict SessionState::onDiscard(std::string_view raw, const resp::CommandInfo& cmd) {
+Verdict TransactionLane::onDiscard(std::string_view raw, const resp::CommandInfo& cmd) {
   if (pinned_ != nullptr && (tx_.multi_sent || watching_) && tx_.broken.empty()) {
-    if (!mayTake(Lane::kDedicated, pinned_)) {
+    if (!state_.mayTake(SessionState::Lane::kDedicated, pinned_)) {
       return Verdict::kDefer;
     }
     if (tx_.multi_sent) {
-      PendingRequest* request = queueRequest(&cmd);
-      request->shard = pinned_->shard();
-      request->outstanding = 1;
-      pinned_->send(raw.starts_with("*") ? raw : kDiscard, request, 0, 1, false);
+      sendPinned(raw.starts_with("*") ? raw : kDiscard, cmd);
     } else {
       pinned_->send(kUnwatch, nullptr, 0, 1, false);  // DISCARD unwatches too
-      reply("+OK\r\n");
+      state_.reply("+OK\r\n");
     }
   } else {
-    reply("+OK\r\n");
+    state_.reply("+OK\r\n");
   }
   tx_.reset();
   forgetWatch();
@@ -293,23 +274,23 @@ SessionState::Verdict SessionState::onDiscard(std::string_view raw, const resp::
   return Verdict::kHandled;
 }
 
-SessionState::Verdict SessionState::onWatch(const resp::RequestFrame& frame, std::string_view raw,
-                                            const resp::CommandInfo& cmd) {
+Verdict TransactionLane::onWatch(const resp::RequestFrame& frame, std::string_view raw,
+                                 const resp::CommandInfo& cmd) {
   std::span<const std::string_view> args(frame.args);
   thread_local std::vector<uint32_t> keys;  // scratch, reused
   keys.clear();
   if (!resp::extractKeys(cmd, args, &keys) || keys.empty()) {
-    refuse(resp::err::wrongArity(cmd.name));
+    state_.refuse(resp::err::wrongArity(cmd.name));
     return Verdict::kHandled;
   }
-  const route::Topology& topology = worker().topology();
+  const route::Topology& topology = state_.worker().topology();
   const int32_t slot = slotOfKeys(args, keys, topology);
   if (slot < 0 || (watching_ && slot != watch_slot_)) {
-    refuse(topology.crossUnitError());
+    state_.refuse(topology.crossUnitError());
     return Verdict::kHandled;
   }
   const uint16_t shard = topology.shardOfUnit(static_cast<uint32_t>(slot));
-  const Verdict v = sendOnConn(&pinned_, shard, cmd, commandBytes(frame, raw), false);
+  const Verdict v = state_.sendOnConn(&pinned_, shard, cmd, state_.commandBytes(frame, raw), false);
   if (v == Verdict::kHandled && pinned_ != nullptr) {
     watching_ = true;
     watch_slot_ = slot;
@@ -317,22 +298,125 @@ SessionState::Verdict SessionState::onWatch(const resp::RequestFrame& frame, std
   return v;
 }
 
-SessionState::Verdict SessionState::onUnwatch(std::string_view raw, const resp::CommandInfo& cmd) {
+Verdict TransactionLane::onUnwatch(std::string_view raw, const resp::CommandInfo& cmd) {
   if (pinned_ == nullptr || !watching_) {
     watch_lost_.clear();
-    reply("+OK\r\n");
+    state_.reply("+OK\r\n");
     return Verdict::kHandled;
   }
-  if (!mayTake(Lane::kDedicated, pinned_)) {
+  if (!state_.mayTake(SessionState::Lane::kDedicated, pinned_)) {
     return Verdict::kDefer;
   }
-  PendingRequest* request = queueRequest(&cmd);
-  request->shard = pinned_->shard();
-  request->outstanding = 1;
-  pinned_->send(raw.starts_with("*") ? raw : kUnwatch, request, 0, 1, false);
+  sendPinned(raw.starts_with("*") ? raw : kUnwatch, cmd);
   forgetWatch();
   releaseIfUnneeded();
   return Verdict::kHandled;
+}
+
+void TransactionLane::sendPinned(std::string_view bytes, const resp::CommandInfo& cmd) {
+  PendingRequest* request = state_.queueRequest(&cmd);
+  request->shard = pinned_->shard();
+  request->outstanding = 1;
+  pinned_->send(bytes, request, 0, 1, false);
+}
+
+backend::DedicatedConn** TransactionLane::watchedConnTo(uint16_t shard) {
+  return pinned_ != nullptr && watching_ && pinned_->shard() == shard ? &pinned_ : nullptr;
+}
+
+Verdict TransactionLane::onRequest(const resp::RequestFrame& frame, std::string_view raw,
+                                   const resp::CommandInfo& cmd) {
+  std::span<const std::string_view> args(frame.args);
+  if (cmd.handler == resp::Handler::kExec && !resp::arityOk(cmd, args.size())) {
+    // As redis-server: a malformed EXEC discards the transaction state, WATCH included.
+    tx_.aborted = true;
+    return onExec(raw, cmd, resp::err::wrongArity(cmd.name));
+  }
+  if (const std::string error = requestError(&cmd, args); !error.empty()) {
+    state_.refuse(error);
+    return Verdict::kHandled;
+  }
+  switch (cmd.handler) {
+    case resp::Handler::kMulti:
+      return onMulti();
+    case resp::Handler::kExec:
+      state_.refuse(resp::err::kExecWithoutMulti);
+      return Verdict::kHandled;
+    case resp::Handler::kDiscard:
+      state_.refuse(resp::err::kDiscardWithoutMulti);
+      return Verdict::kHandled;
+    case resp::Handler::kWatch:
+      return onWatch(frame, raw, cmd);
+    default:
+      return onUnwatch(raw, cmd);
+  }
+}
+
+Verdict TransactionLane::onWhileWatching(const resp::RequestFrame& frame, std::string_view raw,
+                                         const resp::CommandInfo& cmd) {
+  std::span<const std::string_view> args(frame.args);
+  thread_local std::vector<uint32_t> keys;  // scratch, reused
+  keys.clear();
+  if (requestError(&cmd, args).empty() && resp::extractKeys(cmd, args, &keys)) {
+    thread_local route::RoutePlan plan;  // scratch, reused
+    route::planRoute(cmd, args, keys, state_.worker().topology(), &plan);
+    if (plan.kind == route::RouteKind::kSingle && plan.shard == pinned_->shard()) {
+      return state_.sendOnConn(&pinned_, plan.shard, cmd, state_.commandBytes(frame, raw), false);
+    }
+  }
+  return state_.mayTake(SessionState::Lane::kShared, nullptr) ? Verdict::kContinue
+                                                              : Verdict::kDefer;
+}
+
+void TransactionLane::switchProtocol(resp::Protocol protocol) {
+  if (pinned_ != nullptr) {
+    pinned_->switchProtocol(protocol);
+  }
+}
+
+void TransactionLane::reset() {
+  tx_.reset();
+  forgetWatch();
+}
+
+void TransactionLane::releaseIfUnneeded() {
+  if (pinned_ != nullptr && !needsPinned()) {
+    state_.retire(&pinned_);
+  }
+}
+
+bool TransactionLane::onIdle(backend::DedicatedConn& conn) {
+  if (&conn != pinned_) {
+    return false;
+  }
+  releaseIfUnneeded();
+  return true;
+}
+
+bool TransactionLane::onFailed(backend::DedicatedConn& conn) {
+  if (&conn != pinned_) {
+    return false;
+  }
+  pinned_ = nullptr;
+  const std::string error =
+      resp::err::execAbortShardUnavailable(conn.address().label(), conn.failure());
+  if (watching_) {
+    watch_lost_ = error;  // never an EXEC that runs as if the watched keys were unchanged
+  }
+  watching_ = false;
+  watch_slot_ = -1;
+  if (tx_.active) {
+    tx_.broken = error;
+    tx_.multi_sent = false;
+  }
+  return true;
+}
+
+void TransactionLane::discard(backend::DedicatedPool& pool) {
+  if (pinned_ != nullptr) {
+    pool.discard(pinned_);
+    pinned_ = nullptr;
+  }
 }
 
 }  // namespace sp::session
