@@ -118,6 +118,33 @@ TEST_F(PubSubTest, ConfirmationsAndSubscribedModeLikeRedis) {
   EXPECT_EQ(pub.cmd({"PUBLISH", "c", "nobody"}), "(integer) 0");
 }
 
+// Redis ends a client's subscriptions when it answers RESET, so a PUBLISH pipelined right after
+// it counts no subscriber. The proxy's subscriptions live on its subscriber connections: they must
+// have ended on every shard before +RESET leaves.
+TEST_F(PubSubTest, APublishPipelinedAfterResetCountsNoSubscriber) {
+  for (const std::string hello : {"", "HELLO 3"}) {  // RESP3 clients may pipeline while subscribed
+    RawConn conn(env_->port());
+    if (!hello.empty()) {
+      ASSERT_TRUE(conn.sendAll(encodeCommand({"HELLO", "3"})));
+      ASSERT_NE(conn.readUntil("proto", seconds(5)).find("proto"), std::string::npos);
+    }
+    for (int round = 0; round < 30; ++round) {
+      ASSERT_TRUE(
+          conn.sendAll(encodeCommand({"SUBSCRIBE", "r"}) + encodeCommand({"PSUBSCRIBE", "r*"})));
+      ASSERT_NE(conn.readUntil("r*\r\n:2\r\n", seconds(5)).find("r*\r\n:2\r\n"), std::string::npos);
+      std::string pipeline = encodeCommand({"RESET"}) + encodeCommand({"PUBLISH", "r", "x"});
+      if (!hello.empty()) {
+        pipeline = encodeCommand({"UNLINK", "u"}) + pipeline + encodeCommand({"HELLO", "3"});
+      }
+      ASSERT_TRUE(conn.sendAll(pipeline));
+      const std::string got = conn.readUntil(hello.empty() ? ":0\r\n" : "proto", seconds(5));
+      const size_t reset = got.find("+RESET\r\n");
+      ASSERT_NE(reset, std::string::npos) << got;
+      EXPECT_EQ(got.substr(reset + 8, 4), ":0\r\n") << hello << " round " << round << ": " << got;
+    }
+  }
+}
+
 TEST_F(PubSubTest, ShardedChannels) {
   Client sub(env_->port());
   EXPECT_EQ(sub.cmd({"SSUBSCRIBE", "{room}a", "{room}b"}), "[ssubscribe, {room}a, (integer) 1]");

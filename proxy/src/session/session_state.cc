@@ -278,19 +278,36 @@ SessionState::Verdict SessionState::onBlocking(const resp::RequestFrame& frame,
   return sendOnConn(&blocking_, plan.shard, cmd, bytes, true);
 }
 
-SessionState::Verdict SessionState::onReset(const resp::CommandInfo& /*cmd*/) {
+SessionState::Verdict SessionState::onReset(const resp::CommandInfo& cmd) {
   if (!fifoEmpty()) {
     return Verdict::kDefer;  // everything before RESET is answered first
   }
-  onClose();  // every dedicated connection goes, as if the client had reconnected
+  // Every dedicated connection goes, as if the client had reconnected; the subscriber ones first
+  // end their subscriptions on the shards, and +RESET waits for them.
+  const std::vector<backend::DedicatedConn*> ending = subscriber_.endAll();
+  onClose();
+  PendingRequest* request = nullptr;
+  if (!ending.empty()) {
+    mayTake(Lane::kSubscriber, nullptr);  // what follows waits for +RESET (the FIFO is empty)
+    request = queueRequest(&cmd);         // in the protocol the client had
+    request->merge = resp::MergeRule::kPubSubAck;
+    request->reply = "+RESET\r\n";
+    request->fragment_replies.resize(ending.size());
+    request->outstanding = static_cast<uint32_t>(ending.size());
+    for (size_t i = 0; i < ending.size(); ++i) {
+      ending[i]->send("*1\r\n$5\r\nRESET\r\n", request, static_cast<uint32_t>(i), 1, false);
+      retiring_.push_back(ending[i]);  // closed once it has answered
+    }
+  }
   transaction_.reset();
-  subscriber_.clear();
   session_.name_.clear();
   session_.setProtocol(resp::Protocol::kResp2);
   if (worker().config().auth.required()) {
     auth_.close();
   }
-  reply("+RESET\r\n");
+  if (request == nullptr) {
+    reply("+RESET\r\n");
+  }
   return Verdict::kHandled;
 }
 
@@ -315,13 +332,17 @@ void SessionState::releaseNow(backend::DedicatedConn* conn) {
 void SessionState::onDedicatedPush(backend::DedicatedConn& conn, std::string_view push) {
   // Whole, in the client's protocol (a push `>` in RESP3, an array in RESP2: its elements are
   // the same), and ahead of the reply the same connection sends after it.
+  // A push ahead of a request's reply is framed in the protocol of that request (RESET switches
+  // the client to RESP2 before its subscriber connections have confirmed).
+  auto* before = static_cast<PendingRequest*>(conn.oldestRequest());
+  const resp::Protocol protocol = before != nullptr ? before->protocol : session_.protocol();
   std::string bytes(push);
-  if (session_.protocol() == resp::Protocol::kResp3) {
+  if (protocol == resp::Protocol::kResp3) {
     bytes[0] = '>';
   } else {
     bytes[0] = '*';
   }
-  session_.replyBefore(static_cast<PendingRequest*>(conn.oldestRequest()), bytes);
+  session_.replyBefore(before, bytes);
 }
 
 void SessionState::onDedicatedIdle(backend::DedicatedConn& conn) {

@@ -21,10 +21,18 @@ namespace sp::session {
 
 bool SubscriberLane::subscribed() const { return subs_ != nullptr && subs_->total() > 0; }
 
-void SubscriberLane::clear() {
+std::vector<backend::DedicatedConn*> SubscriberLane::endAll() {
+  std::vector<backend::DedicatedConn*> live;
+  for (backend::DedicatedConn*& conn : conns_) {
+    if (conn != nullptr && !conn->failed()) {
+      live.push_back(conn);
+      conn = nullptr;
+    }
+  }
   if (subs_ != nullptr) {
     subs_->clear();
   }
+  return live;
 }
 
 bool SubscriberLane::onIdle(backend::DedicatedConn& conn) {

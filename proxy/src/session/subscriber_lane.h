@@ -42,12 +42,15 @@ class SubscriberLane {
   Verdict onPublish(const resp::RequestFrame& frame, std::string_view raw,
                     const resp::CommandInfo& cmd);
 
-  void clear();  // RESET: every subscription dropped (the connections are discarded first)
+  // RESET: every subscription is dropped, and RESET sent on each live subscriber connection,
+  // which the lane gives up: returned, for the caller to send and retire. The shards end the
+  // subscriptions before +RESET leaves, so a message published after it never counts this client.
+  std::vector<backend::DedicatedConn*> endAll();
 
   // The DedicatedOwner events of one of this lane's connections: true when `conn` is one.
   bool onIdle(backend::DedicatedConn& conn);
   bool onFailed(backend::DedicatedConn& conn);
-  void discardAll(backend::DedicatedPool& pool);  // the client is gone, or RESET
+  void discardAll(backend::DedicatedPool& pool);  // the client is gone
 
  private:
   backend::DedicatedConn* conn(uint16_t shard, std::string* error);

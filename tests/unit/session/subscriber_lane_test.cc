@@ -1,9 +1,11 @@
 // The session's subscriber lane (session/subscriber_lane.h), driven over loopback: a pattern
 // subscribes on every shard and is confirmed once, with Redis' count; unsubscribing from
 // everything leaves subscribed mode; losing the subscriber connection while subscribed closes the
-// client (its library reconnects and subscribes again).
+// client (its library reconnects and subscribes again); RESET ends the subscriptions on the shard
+// before it is answered.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -84,6 +86,28 @@ TEST(SubscriberLaneTest, LosingTheSubscriberConnectionWhileSubscribedClosesTheCl
   Reply after = client.command({"PING"});
   EXPECT_EQ(after, nullptr);
   EXPECT_TRUE(client.closedByPeer());
+}
+
+// RESET must end the subscriptions on the shard before +RESET leaves: a PUBLISH the client sends
+// next must not count it (redis-server unsubscribes as it answers RESET). Closing the subscriber
+// connection is not enough: the shard may read the PUBLISH before it sees the close.
+TEST(SubscriberLaneTest, ResetEndsTheShardsSubscriptionsBeforeItIsAnswered) {
+  ScriptedShard shard([](const Argv& argv) {
+    if (argv[0] == "RESET") {
+      return ScriptedShard::Answer{{"+RES", "ET\r\n"}, false};  // in two parts, 20 ms apart
+    }
+    return subscriberShard(argv);
+  });
+  WorkerHarness harness(oneShard(shard.port()), quiet, WorkerHarness::Listen::kLoopback);
+  RedisClient client(harness.port());
+  expectConfirmation(client.command({"SUBSCRIBE", "news"}), "subscribe", "news", 1);
+  const std::vector<Reply> replies = client.pipeline({{"RESET"}, {"PING"}});
+  ASSERT_TRUE(fakes::allAnswered(replies));
+  EXPECT_EQ(text(*replies[0]), "RESET");
+  EXPECT_EQ(text(*replies[1]), "PONG");
+  // The shard answered RESET (the proxy waited for it) on the subscriber connection.
+  const std::vector<Argv> all = shard.commands();
+  EXPECT_NE(std::find(all.begin(), all.end(), Argv{"RESET"}), all.end());
 }
 
 }  // namespace
