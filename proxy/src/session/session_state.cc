@@ -1,51 +1,28 @@
-// SessionState: the gate (AUTH, ACL-lite, deny_commands, subscribed mode), lanes, blocking
-// commands, RESET and the dedicated connections' callbacks. Transactions, pub/sub,
-// fan-out and the AUTH/HELLO commands live in their own files.
+// SessionState: each request to its lane (after the auth gate, ACL-lite and deny_commands), the
+// order between lanes, RESET, and the dedicated connections' callbacks. The lanes themselves are
+// classes of their own: auth_gate.h, transaction_lane.h, blocking_lane.h, fanout_lane.h and
+// subscriber_lane.h.
 #include "session/session_state.h"
-
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 
 #include "backend/worker_backends.h"
-#include "core/ascii.h"
 #include "core/assert.h"
 #include "core/clock.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
 #include "resp/errors.h"
-#include "route/key_slot.h"
-#include "route/router.h"
 #include "session/client_session.h"
 #include "session/local_commands.h"
 #include "session/session_checks.h"
 #include "session/worker_clients.h"
 
 namespace sp::session {
-namespace {
-
-// XREAD / XREADGROUP block only with BLOCK (before STREAMS).
-bool blocks(const resp::CommandInfo& cmd, std::span<const std::string_view> args) {
-  if (cmd.handler != resp::Handler::kXread) {
-    return true;
-  }
-  for (size_t i = 1; i < args.size(); ++i) {
-    if (equalsIgnoreCase(args[i], "block")) {
-      return true;
-    }
-    if (equalsIgnoreCase(args[i], "streams")) {
-      return false;
-    }
-  }
-  return false;
-}
-
-}  // namespace
 
 SessionState::SessionState(ClientSession& session) : session_(session) {}
 
 SessionState::~SessionState() {
-  SP_ASSERT(!transaction_.holdsConnection() && blocking_ == nullptr && retiring_.empty());
+  SP_ASSERT(!transaction_.holdsConnection() && !blocking_.holdsConnection() && retiring_.empty());
 }
 
 net::Worker& SessionState::worker() { return session_.worker_; }
@@ -144,10 +121,10 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
     }
   }
   if (cmd->has(resp::kCmdFanout)) {
-    return onFanout(frame, raw, *cmd);
+    return fanout_.onRequest(frame, raw, *cmd);
   }
-  if (cmd->has(resp::kCmdBlocking) && blocks(*cmd, args)) {
-    return onBlocking(frame, raw, *cmd);
+  if (cmd->has(resp::kCmdBlocking) && BlockingLane::blocks(*cmd, args)) {
+    return blocking_.onRequest(frame, raw, *cmd);
   }
   if (std::string answer; clientSetInfo(args, &answer)) {
     // Redis 7.2's CLIENT SETINFO LIB-NAME|LIB-VER value, sent by newer client libraries.
@@ -248,36 +225,6 @@ SessionState::Verdict SessionState::sendOnConn(backend::DedicatedConn** slot, ui
   return Verdict::kHandled;
 }
 
-SessionState::Verdict SessionState::onBlocking(const resp::RequestFrame& frame,
-                                               std::string_view raw, const resp::CommandInfo& cmd) {
-  std::span<const std::string_view> args(frame.args);
-  if (const std::string error = requestError(&cmd, args); !error.empty()) {
-    refuse(error);
-    return Verdict::kHandled;
-  }
-  thread_local std::vector<uint32_t> keys;  // scratch, reused
-  keys.clear();
-  if (!resp::extractKeys(cmd, args, &keys)) {
-    if (shardJudgesMalformedKeys(cmd)) {
-      // Answered at once with redis-server's error; it never blocks (session_checks.h).
-      return mayTake(Lane::kShared, nullptr) ? Verdict::kContinue : Verdict::kDefer;
-    }
-    refuse(resp::err::wrongArity(cmd.name));
-    return Verdict::kHandled;
-  }
-  thread_local route::RoutePlan plan;  // scratch, reused
-  route::planRoute(cmd, args, keys, worker().topology(), &plan);
-  if (plan.kind == route::RouteKind::kCrossSlot) {
-    refuse(crossSlotError(cmd, args, keys, worker().topology()));
-    return Verdict::kHandled;
-  }
-  const std::string_view bytes = commandBytes(frame, raw);
-  if (backend::DedicatedConn** watched = transaction_.watchedConnTo(plan.shard)) {
-    return sendOnConn(watched, plan.shard, cmd, bytes, true);
-  }
-  return sendOnConn(&blocking_, plan.shard, cmd, bytes, true);
-}
-
 SessionState::Verdict SessionState::onReset(const resp::CommandInfo& cmd) {
   if (!fifoEmpty()) {
     return Verdict::kDefer;  // everything before RESET is answered first
@@ -346,9 +293,7 @@ void SessionState::onDedicatedPush(backend::DedicatedConn& conn, std::string_vie
 }
 
 void SessionState::onDedicatedIdle(backend::DedicatedConn& conn) {
-  if (&conn == blocking_) {
-    blocking_ = nullptr;
-    releaseNow(&conn);
+  if (blocking_.onIdle(conn)) {
     return;
   }
   if (transaction_.onIdle(conn)) {
@@ -367,8 +312,7 @@ void SessionState::onDedicatedFailed(backend::DedicatedConn& conn) {
     lane_ = Lane::kShared;
     lane_conn_ = nullptr;
   }
-  if (&conn == blocking_) {
-    blocking_ = nullptr;
+  if (blocking_.onFailed(conn)) {
     return;
   }
   if (std::erase(retiring_, &conn) > 0) {
@@ -383,10 +327,7 @@ void SessionState::onDedicatedFailed(backend::DedicatedConn& conn) {
 void SessionState::onClose() {
   backend::DedicatedPool& pool = backend::dedicatedOf(worker());
   transaction_.discard(pool);
-  if (blocking_ != nullptr) {
-    pool.discard(blocking_);
-    blocking_ = nullptr;
-  }
+  blocking_.discard(pool);
   subscriber_.discardAll(pool);
   std::vector<backend::DedicatedConn*> retiring;
   retiring.swap(retiring_);

@@ -5,10 +5,11 @@
 //   - a transaction, MULTI ... EXEC / DISCARD, and WATCH: pinned to one DedicatedConn of the
 //     transaction's shard (TransactionLane, transaction_lane.h);
 //   - a blocking command (BLPOP, BLMOVE, BZPOPMIN, XREAD BLOCK ...): a DedicatedConn of its
-//     key's shard, back to the pool after the reply (session_state.cc);
+//     key's shard, back to the pool after the reply (BlockingLane, blocking_lane.h);
 //   - subscriptions: subscriber DedicatedConns, one per shard (SubscriberLane,
 //     subscriber_lane.h);
-//   - whole-keyspace commands and CONFIG SET (keyspace_fanout.h), RESET.
+//   - whole-keyspace commands and CONFIG SET: every shard, merged (FanoutLane, fanout_lane.h);
+//   - RESET.
 // SessionState routes each request to its lane, keeps the order between lanes (below), and owns
 // what the lanes share: the lane in use, dedicated connections being retired, and their events.
 //
@@ -37,7 +38,9 @@
 #include "resp/command_table.h"
 #include "resp/request_parser.h"
 #include "session/auth_gate.h"
+#include "session/blocking_lane.h"
 #include "session/client_auth.h"
+#include "session/fanout_lane.h"
 #include "session/pending_request.h"
 #include "session/pubsub.h"
 #include "session/subscriber_lane.h"
@@ -88,7 +91,8 @@ class SessionState final : public backend::DedicatedOwner {
   void onDedicatedIdle(backend::DedicatedConn& conn) override;
   void onDedicatedFailed(backend::DedicatedConn& conn) override;
 
-  // ---- For the lanes (auth_gate.h, subscriber_lane.h) ----
+  // ---- For the lanes (auth_gate.h, transaction_lane.h, blocking_lane.h, fanout_lane.h,
+  // subscriber_lane.h) ----
   // Which connections a request travels on. Two lanes keep no order between them (see above).
   enum class Lane : uint8_t { kShared, kDedicated, kSubscriber };
   // True (and the lane taken) when a request may go on `lane` / `conn` now; false while what
@@ -120,6 +124,12 @@ class SessionState final : public backend::DedicatedOwner {
   // DISCARD, may still be in flight). *slot becomes null either way, so the next transaction or
   // blocking command never inherits a connection of another shard.
   void retire(backend::DedicatedConn** slot);
+  // Gives `conn` back to the pool now (its lane, if it was the lane's, becomes the shared one).
+  void releaseNow(backend::DedicatedConn* conn);
+  // The connection WATCH holds, when it is to `shard` (TransactionLane::watchedConnTo).
+  backend::DedicatedConn** watchedConnTo(uint16_t shard) {
+    return transaction_.watchedConnTo(shard);
+  }
   // HELLO 2 / 3: the client's protocol, and that of the connection WATCH holds (inside MULTI,
   // HELLO is refused).
   void switchProtocol(resp::Protocol protocol);
@@ -128,18 +138,9 @@ class SessionState final : public backend::DedicatedOwner {
   Verdict route(const resp::RequestFrame& frame, std::string_view raw,
                 const resp::CommandInfo* cmd);
 
-  // Helpers for requests answered here.
-
-  // session_state.cc
-  Verdict onBlocking(const resp::RequestFrame& frame, std::string_view raw,
-                     const resp::CommandInfo& cmd);
+  // RESET: every lane back to its start and every dedicated connection gone, as if the client
+  // had reconnected (its subscriptions ended on the shards before +RESET leaves).
   Verdict onReset(const resp::CommandInfo& cmd);
-  void releaseNow(backend::DedicatedConn* conn);
-
-  // keyspace_fanout.cc
-  Verdict onFanout(const resp::RequestFrame& frame, std::string_view raw,
-                   const resp::CommandInfo& cmd);
-  Verdict onKill(std::string_view bytes, const resp::CommandInfo& cmd);
 
   ClientSession& session_;
   AuthGate auth_{*this};
@@ -149,7 +150,8 @@ class SessionState final : public backend::DedicatedOwner {
   // shard connections, so a switch (HELLO) is a change of lane too.
   resp::Protocol lane_protocol_ = resp::Protocol::kResp2;
   TransactionLane transaction_{*this};
-  backend::DedicatedConn* blocking_ = nullptr;  // the blocking command's
+  BlockingLane blocking_{*this};
+  FanoutLane fanout_{*this};
   SubscriberLane subscriber_{*this};
   std::vector<backend::DedicatedConn*> retiring_;  // no longer needed, replies still due
 };
