@@ -592,7 +592,7 @@ void BackendConn::failOp(BackendOp* op, const std::string& error) {
   opsOf(worker_).release(op);
   if (is_request) {
     stats_.errors.add();
-    deliverReply(worker_, request, fragment, error);
+    deliverUnavailable(worker_, request, fragment, error);
   }
 }
 

@@ -27,12 +27,16 @@ struct InFlightRequest {
   // its histogram bucket (kNoBucket: not measured), reused when the request completes.
   uint64_t reply_us = 0;
   uint8_t reply_bucket = kNoBucket;
+  // The proxy answered a fragment with its own shard-unavailable error (deliverUnavailable): an
+  // error reply of this request counts as result="unavailable", not as the shard's error.
+  bool shard_unavailable = false;
 
   void resetInFlight() {
     cmd = nullptr;
     start_ns = 0;
     reply_us = 0;
     reply_bucket = kNoBucket;
+    shard_unavailable = false;
   }
 };
 
@@ -106,6 +110,15 @@ inline Hook<ResendLookup> resend_lookup;
 inline void deliverReply(net::Worker& worker, InFlightRequest* request, uint32_t fragment,
                          std::string_view reply) {
   reply_handler.get()(worker, request, fragment, reply);
+}
+
+// The proxy's own error for a fragment whose shard could not serve it (down, ejected, failed
+// mid-request; resp::err::shardUnavailable's words), delivered in the reply's place and marked on
+// the request, so that metrics count it by this mark and never by the text.
+inline void deliverUnavailable(net::Worker& worker, InFlightRequest* request, uint32_t fragment,
+                               std::string_view error) {
+  request->shard_unavailable = true;
+  deliverReply(worker, request, fragment, error);
 }
 
 }  // namespace sp::backend

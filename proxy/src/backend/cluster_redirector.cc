@@ -82,7 +82,7 @@ void ClusterRedirector::sendToNode(InFlightRequest* request, uint32_t fragment,
                                    bool asking) {
   BackendConn& target = pool_.node(host, port, resend.shard, resend.client_id, resend.protocol);
   if (!target.accepting()) {
-    deliverReply(worker_, request, fragment, target.ejectedError());
+    deliverUnavailable(worker_, request, fragment, target.ejectedError());
     return;
   }
   if (asking) {

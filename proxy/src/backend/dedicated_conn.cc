@@ -427,7 +427,7 @@ void DedicatedConn::failOps(std::string_view reason) {
     while (op.remaining > 0 && !op.auth && !op.hello) {
       --op.remaining;
       if (op.request != nullptr) {
-        deliverReply(worker_, op.request, op.fragment++, error);
+        deliverUnavailable(worker_, op.request, op.fragment++, error);
       }
     }
   }

@@ -93,8 +93,6 @@ std::string shardUnavailable(std::string_view shard_label, std::string_view why)
   return line("ERR shard " + std::string(shard_label) + " unavailable: " + std::string(why));
 }
 
-bool isShardUnavailable(std::string_view reply) { return reply.starts_with("-ERR shard "); }
-
 std::string execAbortShardUnavailable(std::string_view shard_label, std::string_view why) {
   return line("EXECABORT Transaction discarded: shard " + std::string(shard_label) +
               " unavailable: " + std::string(why));

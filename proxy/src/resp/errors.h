@@ -5,8 +5,8 @@
 //     so that a client cannot tell the two apart;
 //   - the proxy's own: a shard that cannot be reached, a command the proxy does not serve or that
 //     its configuration disables, a reply from a shard that it cannot merge. docs/commands.md and
-//     docs/operations.md list them; metrics tell them apart by isShardUnavailable(), not by
-//     matching text elsewhere.
+//     docs/operations.md list them; metrics tell them apart by a mark on the request
+//     (backend::deliverUnavailable), never by matching text.
 // Nothing else in the proxy spells out an error reply.
 #pragma once
 
@@ -91,9 +91,9 @@ inline constexpr std::string_view kInvalidArguments =
 // ---- the proxy's own ----
 
 // "-ERR shard <label> unavailable: <why>": the shard is down, ejected, timed out or failed the
-// request. The only errors the proxy counts as result="unavailable".
+// request. The only errors the proxy counts as result="unavailable": backend::deliverUnavailable
+// delivers them and marks the request, so the count never depends on the text.
 std::string shardUnavailable(std::string_view shard_label, std::string_view why);
-bool isShardUnavailable(std::string_view reply);
 // A transaction whose pinned shard connection failed: nothing of it ran.
 std::string execAbortShardUnavailable(std::string_view shard_label, std::string_view why);
 inline constexpr std::string_view kShuttingDown = "-ERR shardproxy is shutting down\r\n";

@@ -16,6 +16,7 @@
 #include "resp/command_table.h"
 #include "resp/encoder.h"
 #include "resp/errors.h"
+#include "resp/reply_reader.h"
 #include "session/fanout.h"
 #include "session/local_commands.h"
 #include "session/request_observer.h"
@@ -313,7 +314,8 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
     if (reply.empty() && !close_after) {
       return;  // answered later, through deferReply() (PROXY RELOAD)
     }
-    observeImmediate(stats, cmd, replyResult(reply));
+    observeImmediate(stats, cmd,
+                     resp::isError(reply) ? net::RequestResult::kError : net::RequestResult::kOk);
     replyNow(reply, close_after, localReplyShape(*cmd));
     return;
   }
@@ -361,7 +363,7 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
                                    ? backend::poolOf(worker_).forRead(plan.shard, id_, protocol_)
                                    : backend::poolOf(worker_).primary(plan.shard, id_, protocol_);
   if (!conn.accepting()) {
-    onBackendReply(worker_, request, 0, conn.ejectedError());
+    backend::deliverUnavailable(worker_, request, 0, conn.ejectedError());
     return;
   }
   std::string_view bytes = raw;

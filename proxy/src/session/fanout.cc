@@ -34,6 +34,7 @@ void sendSplit(net::Worker& worker, uint64_t client_id, PendingRequest* request,
             : backend::poolOf(worker).primary(shard, client_id, request->protocol);
     if (!conn.accepting()) {
       request->fragment_replies[f] = conn.ejectedError();
+      request->shard_unavailable = true;
       --request->outstanding;
       continue;
     }

@@ -74,7 +74,7 @@ Verdict FanoutLane::onRequest(const resp::RequestFrame& frame, std::string_view 
             : backend::poolOf(w).primary(scan_shard, state_.clientId(), request->protocol);
     request->outstanding = 1;
     if (!conn.accepting()) {
-      ClientSession::onBackendReply(w, request, 0, conn.ejectedError());
+      backend::deliverUnavailable(w, request, 0, conn.ejectedError());
       return Verdict::kHandled;
     }
     conn.send(bytes, request, 0);
@@ -166,7 +166,8 @@ Verdict FanoutLane::onKill(std::string_view bytes, const resp::CommandInfo& cmd)
     backend::DedicatedConn* conn = backend::dedicatedOf(w).acquire(
         static_cast<uint16_t>(s), backend::DedicatedConn::Mode::kCommands, &state_, &error);
     if (conn == nullptr) {
-      request->fragment_replies[s] = error;
+      request->fragment_replies[s] = error;  // the shard is down, or the proxy stopping
+      request->shard_unavailable = true;
       --request->outstanding;
       continue;
     }

@@ -382,6 +382,7 @@ void sendToEveryShard(net::Worker& worker, uint64_t client_id, PendingRequest* r
         backend::poolOf(worker).primary(static_cast<uint16_t>(s), client_id, request->protocol);
     if (!conn.accepting()) {
       request->fragment_replies[s] = conn.ejectedError();
+      request->shard_unavailable = true;
       --request->outstanding;
       continue;
     }
@@ -412,7 +413,7 @@ void sendConfigGet(net::Worker& worker, uint64_t client_id, PendingRequest* requ
   }
   // After every send: the last of these may complete the request (and write its reply).
   for (uint16_t s : down) {
-    ClientSession::onBackendReply(
+    backend::deliverUnavailable(
         worker, request, s,
         backend::poolOf(worker).primary(s, client_id, request->protocol).ejectedError());
   }

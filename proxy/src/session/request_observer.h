@@ -11,20 +11,20 @@
 #include "net/worker.h"
 #include "net/worker_stats.h"
 #include "resp/command_table.h"
-#include "resp/errors.h"
+#include "resp/reply_reader.h"
 #include "session/pending_request.h"
 
 namespace sp::session {
 
-// A reply's result label: "-ERR shard ..." is the proxy's own error for a shard that is down,
-// ejected or failed the request (BackendConn::unavailableError); any other error reply is the
-// shard's (or the command's) answer.
-inline net::RequestResult replyResult(std::string_view reply) {
-  if (reply.empty() || reply[0] != '-') {
+// A completed request's result label: an error reply is the proxy's own for a shard that was down,
+// ejected or failed the request when a fragment was answered so (backend::deliverUnavailable
+// marks the request); any other error reply is the shard's (or the command's) answer.
+inline net::RequestResult replyResult(const backend::InFlightRequest& request,
+                                      std::string_view reply) {
+  if (!resp::isError(reply)) {
     return net::RequestResult::kOk;
   }
-  return resp::err::isShardUnavailable(reply) ? net::RequestResult::kUnavailable
-                                              : net::RequestResult::kError;
+  return request.shard_unavailable ? net::RequestResult::kUnavailable : net::RequestResult::kError;
 }
 
 // A request answered at once by the proxy (a local command, or a refusal).
@@ -49,7 +49,7 @@ inline void observeCompletion(net::Worker& worker, const PendingRequest& request
       measured ? request.reply_us : (monoNanos() - request.start_ns) / 1000;
   net::WorkerStats& stats = worker.stats();
   const net::CommandClass cls = net::commandClass(request.cmd);
-  const net::RequestResult result = replyResult(reply);
+  const net::RequestResult result = replyResult(request, reply);
   const size_t bucket = measured ? request.reply_bucket : metrics::latencyBucket(duration_us);
   stats.countRequest(cls, result);
   stats.request_duration[static_cast<size_t>(cls)].observe(duration_us, bucket);
