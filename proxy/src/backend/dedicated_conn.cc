@@ -101,7 +101,7 @@ void DedicatedConn::onConnectCb(uv_connect_t* req, int status) {
 }
 
 void DedicatedConn::onConnected(int status) {
-  if (link_ != Link::kConnecting || closing_ || failed_) {
+  if (link_ != Link::kConnecting || life_ != Life::kServing) {
     return;
   }
   uv_timer_stop(&timer_);
@@ -137,7 +137,7 @@ void DedicatedConn::linkUp() {
 
 void DedicatedConn::send(std::string_view bytes, InFlightRequest* request, uint32_t fragment,
                          uint32_t replies, bool blocking) {
-  SP_ASSERT(!failed_ && !closing_ && replies > 0);
+  SP_ASSERT(life_ == Life::kServing && replies > 0);
   Op op;
   op.request = request;
   op.fragment = fragment;
@@ -205,7 +205,7 @@ void DedicatedConn::onWriteCb(uv_write_t* req, int status) {
   self->writing_ = false;
   self->write_buf_.clear();
   self->write_buf_.shrinkIfEmpty(kKeepBytes);
-  if (self->closing_ || self->failed_) {
+  if (self->life_ != Life::kServing) {
     return;
   }
   if (status < 0) {
@@ -237,7 +237,7 @@ void DedicatedConn::onReadCb(uv_stream_t* stream, ssize_t nread, const uv_buf_t*
 }
 
 void DedicatedConn::onRead(ssize_t nread) {
-  if (closing_ || failed_) {
+  if (life_ != Life::kServing) {
     return;
   }
   if (nread < 0) {
@@ -267,7 +267,7 @@ void DedicatedConn::onRead(ssize_t nread) {
       return;
     }
     onReply(std::string_view(in_.readPtr(), consumed));
-    if (closing_ || failed_) {
+    if (life_ != Life::kServing) {
       return;
     }
     in_.consume(consumed);
@@ -293,7 +293,7 @@ bool DedicatedConn::decryptTls(size_t nread) {
   } else if (tls_->pendingCipher() > 0) {
     flush();
   }
-  if (closing_ || failed_) {
+  if (life_ != Life::kServing) {
     return false;
   }
   if (!readTlsPlaintext(*tls_, in_, &error)) {
@@ -313,7 +313,7 @@ InFlightRequest* DedicatedConn::oldestRequest() const {
 }
 
 void DedicatedConn::switchProtocol(resp::Protocol protocol) {
-  if (protocol == protocol_ || failed_ || closing_) {
+  if (protocol == protocol_ || life_ != Life::kServing) {
     return;
   }
   protocol_ = protocol;
@@ -353,7 +353,7 @@ void DedicatedConn::onReply(std::string_view reply) {
   if (request != nullptr) {
     deliverReply(worker_, request, fragment, reply);
   }
-  if (closing_ || failed_ || !last) {
+  if (life_ != Life::kServing || !last) {
     return;
   }
   armTimer();
@@ -363,7 +363,7 @@ void DedicatedConn::onReply(std::string_view reply) {
 }
 
 void DedicatedConn::armTimer() {
-  if (closing_ || failed_) {
+  if (life_ != Life::kServing) {
     return;
   }
   if (link_ == Link::kConnecting) {
@@ -393,7 +393,7 @@ uint64_t DedicatedConn::stallLimitMs() const {
 
 void DedicatedConn::onTimerCb(uv_timer_t* timer) {
   auto* self = static_cast<DedicatedConn*>(timer->data);
-  if (self->closing_ || self->failed_) {
+  if (self->life_ != Life::kServing) {
     return;
   }
   if (self->link_ == Link::kConnecting) {
@@ -433,13 +433,30 @@ void DedicatedConn::failOps(std::string_view reason) {
   }
 }
 
+bool DedicatedConn::canMove(Life from, Life to) {
+  switch (from) {
+    case Life::kServing:
+      return to == Life::kFailed || to == Life::kClosing;
+    case Life::kFailed:
+      return to == Life::kClosing;
+    case Life::kClosing:
+      return false;
+  }
+  return false;
+}
+
+void DedicatedConn::enter(Life next) {
+  SP_ASSERT(canMove(life_, next));
+  life_ = next;
+}
+
 void DedicatedConn::fail(std::string_view reason) {
-  if (failed_ || closing_) {
+  if (life_ != Life::kServing) {
     return;
   }
-  failed_ = true;
+  enter(Life::kFailed);
   link_ = Link::kClosed;
-  failure_ = std::string(reason);
+  failure_ = reason.empty() ? std::string("failed") : std::string(reason);
   const std::string why(reason);
   spdlog::debug("worker {}: dedicated connection to {} failed: {}", worker_.index(),
                 address_.label(), why);
@@ -453,10 +470,10 @@ void DedicatedConn::fail(std::string_view reason) {
 }
 
 void DedicatedConn::close(std::string_view reason) {
-  if (closing_) {
+  if (life_ == Life::kClosing) {
     return;
   }
-  closing_ = true;
+  enter(Life::kClosing);
   owner_ = nullptr;
   pool_.forget(this);
   failOps(reason);
@@ -523,7 +540,7 @@ DedicatedConn* DedicatedPool::acquire(uint16_t shard, DedicatedConn::Mode mode,
   auto* conn = new DedicatedConn(worker_, *this, shard, address, mode, protocol);
   ++open_;
   conn->start();
-  if (conn->failed_) {
+  if (conn->failed()) {
     // It failed at once (cannot resolve, cannot connect); it frees itself once closed.
     *error = resp::err::shardUnavailable(address.label(), conn->failure_);
     return nullptr;
@@ -534,10 +551,10 @@ DedicatedConn* DedicatedPool::acquire(uint16_t shard, DedicatedConn::Mode mode,
 
 void DedicatedPool::release(DedicatedConn* conn) {
   conn->owner_ = nullptr;
-  if (conn->closing_) {
+  if (conn->life_ == DedicatedConn::Life::kClosing) {
     return;
   }
-  if (shut_down_ || conn->failed_ || !conn->idle() ||
+  if (shut_down_ || conn->failed() || !conn->idle() ||
       conn->mode_ != DedicatedConn::Mode::kCommands || conn->shard_ >= idle_.size() ||
       idle_[conn->shard_].size() >= kMaxIdlePerShard) {
     conn->close("released");

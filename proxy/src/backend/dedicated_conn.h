@@ -62,13 +62,28 @@ class DedicatedConn {
  public:
   enum class Mode : uint8_t { kCommands, kSubscriber };
 
+  // Its life, one state, changed only by enter(), which checks the move against canMove:
+  //
+  //   kServing ──fail()──► kFailed ──close()──► kClosing    ops answered with the failure, the
+  //      │                                         ▲        owner told, then the handles closed
+  //      └──────────────── close() ────────────────┘        released, discarded, shut down
+  //
+  // kServing: commands are queued, written and answered (while it connects, they wait).
+  // kFailed: for the moment between the failure and the close, during which the owner is told
+  // (and may discard it, which closes it). kClosing: libuv closes the handles; the object frees
+  // itself once they are closed. Only kServing takes commands. Whether it failed (and why) stays
+  // in failure() through kClosing.
+  enum class Life : uint8_t { kServing, kFailed, kClosing };
+  static bool canMove(Life from, Life to);
+
   DedicatedConn(const DedicatedConn&) = delete;
   DedicatedConn& operator=(const DedicatedConn&) = delete;
 
   uint16_t shard() const { return shard_; }
   Mode mode() const { return mode_; }
   bool idle() const { return ops_.empty(); }
-  bool failed() const { return failed_; }
+  bool failed() const { return !failure_.empty(); }
+  Life life() const { return life_; }
   const route::ShardAddress& address() const { return address_; }
   const std::string& failure() const { return failure_; }  // why it failed
   resp::Protocol protocol() const { return protocol_; }
@@ -128,6 +143,7 @@ class DedicatedConn {
   // Stops everything and frees the object once libuv has closed its handles. Ops still queued
   // are answered with `reason` first.
   void close(std::string_view reason);
+  void enter(Life next);  // the one place life_ changes
 
   net::Worker& worker_;
   DedicatedPool& pool_;
@@ -137,9 +153,8 @@ class DedicatedConn {
   resp::Protocol protocol_;
   DedicatedOwner* owner_ = nullptr;
   Link link_ = Link::kConnecting;
-  bool failed_ = false;
-  std::string failure_;  // why it failed
-  bool closing_ = false;
+  Life life_ = Life::kServing;
+  std::string failure_;  // why it failed (never empty once it has)
   bool writing_ = false;
   int open_handles_ = 0;
   StreamSocket socket_{};
