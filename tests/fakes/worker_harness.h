@@ -146,6 +146,14 @@ T onWorker(net::Worker& worker, const std::function<T(net::Worker&)>& fn) {
   return result.get_future().get();
 }
 
+// One shard, "s0", at 127.0.0.1:port (a ScriptedShard's), owning every slot.
+inline route::TopologyPtr oneShard(uint16_t port) {
+  return route::Topology::evenSplit({route::ShardAddress("s0", "127.0.0.1", port)});
+}
+
+// No health PINGs: a fake shard then reads only the test's commands.
+inline void noPings(config::Config& c) { c.backend_ping_interval_ms = 600000; }
+
 inline std::string getCommand(const std::string& key) {
   return "*2\r\n$3\r\nGET\r\n$" + std::to_string(key.size()) + "\r\n" + key + "\r\n";
 }

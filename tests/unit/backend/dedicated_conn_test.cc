@@ -57,9 +57,7 @@ TEST(DedicatedConnTest, AHangUpAnswersTheRequestThenTellsTheOwnerOnce) {
   ScriptedShard shard([](const ScriptedShard::Argv& argv) {
     return argv[0] == "BLPOP" ? ScriptedShard::hangUp() : ScriptedShard::reply("+OK\r\n");
   });
-  fakes::WorkerHarness harness(
-      route::Topology::evenSplit({route::ShardAddress("s0", "127.0.0.1", shard.port())}),
-      [](config::Config& c) { c.backend_ping_interval_ms = 600000; });
+  fakes::WorkerHarness harness(fakes::oneShard(shard.port()), fakes::noPings);
   RecordingOwner owner;
   InFlightRequest request;
   harness.worker().post([&](net::Worker& w) {

@@ -44,10 +44,8 @@ TEST(RequestResultTest, TheProxysShardErrorIsUnavailableAndAShardsLookalikeIsAnE
     }
     return ScriptedShard::reply("+OK\r\n");
   });
-  WorkerHarness harness(
-      route::Topology::evenSplit({route::ShardAddress("s0", "127.0.0.1", shard.port())}),
-      [](config::Config& c) { c.backend_ping_interval_ms = 600000; },
-      WorkerHarness::Listen::kLoopback);
+  WorkerHarness harness(fakes::oneShard(shard.port()), fakes::noPings,
+                        WorkerHarness::Listen::kLoopback);
   RedisClient client(harness.port());
   Reply own = client.command({"GET", "own"});
   ASSERT_TRUE(own != nullptr);

@@ -54,12 +54,6 @@ ScriptedShard::Answer subscriberShard(const Argv& argv) {
   return ScriptedShard::reply("+PONG\r\n");
 }
 
-route::TopologyPtr oneShard(uint16_t port) {
-  return route::Topology::evenSplit({route::ShardAddress("s0", "127.0.0.1", port)});
-}
-
-void quiet(config::Config& c) { c.backend_ping_interval_ms = 600000; }
-
 TEST(SubscriberLaneTest, APatternIsConfirmedOnceWhenEveryShardHasIt) {
   fakes::FakeShards shards(2, [](const std::string& what) { ADD_FAILURE() << what; });
   WorkerHarness harness(shards.topology(), {}, WorkerHarness::Listen::kLoopback);
@@ -79,7 +73,8 @@ TEST(SubscriberLaneTest, APatternIsConfirmedOnceWhenEveryShardHasIt) {
 
 TEST(SubscriberLaneTest, LosingTheSubscriberConnectionWhileSubscribedClosesTheClient) {
   ScriptedShard shard(subscriberShard);
-  WorkerHarness harness(oneShard(shard.port()), quiet, WorkerHarness::Listen::kLoopback);
+  WorkerHarness harness(fakes::oneShard(shard.port()), fakes::noPings,
+                        WorkerHarness::Listen::kLoopback);
   RedisClient client(harness.port());
   expectConfirmation(client.command({"SUBSCRIBE", "news"}), "subscribe", "news", 1);
   client.command({"SUBSCRIBE", "lost"});  // an error or nothing: the shard hung up
@@ -98,7 +93,8 @@ TEST(SubscriberLaneTest, ResetEndsTheShardsSubscriptionsBeforeItIsAnswered) {
     }
     return subscriberShard(argv);
   });
-  WorkerHarness harness(oneShard(shard.port()), quiet, WorkerHarness::Listen::kLoopback);
+  WorkerHarness harness(fakes::oneShard(shard.port()), fakes::noPings,
+                        WorkerHarness::Listen::kLoopback);
   RedisClient client(harness.port());
   expectConfirmation(client.command({"SUBSCRIBE", "news"}), "subscribe", "news", 1);
   const std::vector<Reply> replies = client.pipeline({{"RESET"}, {"PING"}});

@@ -45,10 +45,8 @@ ScriptedShard::Answer transactionShard(const Argv& argv) {
 class TransactionLaneTest : public ::testing::Test {
  protected:
   ScriptedShard shard_{transactionShard};
-  WorkerHarness harness_{
-      route::Topology::evenSplit({route::ShardAddress("s0", "127.0.0.1", shard_.port())}),
-      [](config::Config& c) { c.backend_ping_interval_ms = 600000; },
-      WorkerHarness::Listen::kLoopback};
+  WorkerHarness harness_{fakes::oneShard(shard_.port()), fakes::noPings,
+                         WorkerHarness::Listen::kLoopback};
   RedisClient client_{harness_.port()};
 };
 
