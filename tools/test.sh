@@ -27,6 +27,7 @@ FUZZ_SECONDS="${FUZZ_SECONDS:-30}"
 START=$SECONDS
 RESULTS=()
 FAILED=0
+TSAN_DIGEST=""
 
 step() {  # name command...: runs the command, records "name ok|FAILED (Ns)"
   local name="$1" t0=$SECONDS rc
@@ -53,6 +54,7 @@ configure_build() {  # dir cmake-args...
 run_ctest() {  # dir ctest-args...
   local dir="$1"
   shift
+  rm -f "$dir/Testing/Temporary/LastTestsFailed.log"
   (cd "$dir" && ctest --output-on-failure -j"$CTEST_JOBS" --timeout 600 "$@")
 }
 
@@ -69,6 +71,7 @@ run_tsan_ctest() {
     echo "test.sh: ThreadSanitizer reports:"
     cat "$reports"/report.*
     rc=1
+    TSAN_DIGEST="$(for f in "$reports"/report.*; do head -n 24 "$f"; done | head -n 60)"
   fi
   return $rc
 }
@@ -146,7 +149,23 @@ elif [ "${SKIP_FUZZ:-0}" != 1 ]; then
   RESULTS+=("fuzz skipped (no clang)")
 fi
 
+# What failed, again at the end, where a reader of the last lines of a long log finds it.
+print_failures() {
+  local build failed
+  for build in build build-asan build-tsan; do
+    failed="$ROOT/$build/Testing/Temporary/LastTestsFailed.log"
+    [ -s "$failed" ] && sed "s/^/test.sh: failed in $build: /" "$failed" | head -n 20
+  done
+  if [ -n "$TSAN_DIGEST" ]; then
+    echo "test.sh: the first ThreadSanitizer reports (all of them are above):"
+    echo "$TSAN_DIGEST"
+  fi
+}
+
 echo
+if [ $FAILED -ne 0 ]; then
+  print_failures
+fi
 if [ $FAILED -eq 0 ]; then
   echo "test.sh: PASS in $((SECONDS - START))s: ${RESULTS[*]}" | sed 's/) /), /g'
 else
