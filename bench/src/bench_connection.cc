@@ -12,6 +12,7 @@
 
 #include "bench_thread.h"
 #include "core/clock.h"
+#include "fd_lifecycle.h"
 #include "resp/encoder.h"
 #include "resp/reply_reader.h"
 
@@ -72,9 +73,12 @@ void BenchConnection::connect() {
   if (!ctx.sources.empty() && !bindSource(slot_ % ctx.sources.size())) {
     return;
   }
-  const int rc =
-      uv_tcp_connect(&connect_req_, &tcp_, reinterpret_cast<const sockaddr*>(&ctx.address),
-                     &BenchConnection::onConnect);
+  int rc = 0;
+  {
+    FdLifecycleGuard fds;  // uv_tcp_connect creates the socket
+    rc = uv_tcp_connect(&connect_req_, &tcp_, reinterpret_cast<const sockaddr*>(&ctx.address),
+                        &BenchConnection::onConnect);
+  }
   if (rc != 0) {
     thread_->fail("cannot connect to " + ctx.address_text + ": " + uv_strerror(rc));
   }
@@ -88,7 +92,11 @@ bool BenchConnection::bindSource(size_t index) {
                   ctx.options->source_addresses[index] + ": " + uv_strerror(err));
     return false;
   };
-  const int fd = ::socket(source.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int fd = -1;
+  {
+    FdLifecycleGuard fds;
+    fd = ::socket(source.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  }
   if (fd < 0) {
     return fail("open a socket for", uv_translate_sys_error(errno));
   }
@@ -610,6 +618,7 @@ void BenchConnection::abort() {
 void BenchConnection::closeHandle(State next) {
   state_ = next == State::kDone ? State::kClosing : next;
   final_after_close_ = next == State::kDone;
+  FdLifecycleGuard fds;  // uv_close closes the socket at once
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &BenchConnection::onClosed);
 }
 

@@ -8,6 +8,7 @@
 
 #include "bench_connection.h"
 #include "core/clock.h"
+#include "fd_lifecycle.h"
 
 namespace sp::bench {
 namespace {
@@ -19,7 +20,10 @@ constexpr uint64_t kTickMs = 50;
 BenchThread::BenchThread(const PhaseContext& ctx, uint32_t thread_index, uint32_t first_slot,
                          uint32_t connections, double rate, std::vector<uint64_t> budgets)
     : ctx_(ctx), index_(thread_index), rate_(rate), stats_(ctx.phase->commands.size()) {
-  uv_loop_init(&loop_);
+  {
+    FdLifecycleGuard fds;  // epoll, eventfd and signal pipe
+    uv_loop_init(&loop_);
+  }
   reconnects_left_ = ctx.options->max_reconnects;
   for (uint32_t i = 0; i < connections; ++i) {
     total_budget_ =
@@ -35,7 +39,10 @@ BenchThread::~BenchThread() {
 }
 
 void BenchThread::run() {
-  uv_async_init(&loop_, &stop_async_, &BenchThread::onStopAsync);
+  {
+    FdLifecycleGuard fds;  // the loop's eventfd, created with its first async handle
+    uv_async_init(&loop_, &stop_async_, &BenchThread::onStopAsync);
+  }
   stop_async_.data = this;
   {
     std::lock_guard<std::mutex> lock(async_mu_);
@@ -47,7 +54,10 @@ void BenchThread::run() {
   uv_timer_init(&loop_, &deadline_timer_);
   deadline_timer_.data = this;
   if (rate_ > 0) {
-    pacer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    {
+      FdLifecycleGuard fds;
+      pacer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    }
     if (pacer_fd_ < 0) {
       fail("timerfd_create failed");
     } else {
@@ -70,7 +80,10 @@ void BenchThread::run() {
   uv_run(&loop_, UV_RUN_DEFAULT);
   // Every handle is closed by now; run once more so their close callbacks have all run.
   uv_run(&loop_, UV_RUN_DEFAULT);
-  uv_loop_close(&loop_);
+  {
+    FdLifecycleGuard fds;  // closes the loop's descriptors
+    uv_loop_close(&loop_);
+  }
   if (end_ns_ == 0) {
     end_ns_ = monoNanos();
   }

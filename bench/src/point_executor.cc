@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "fd_lifecycle.h"
 #include "interrupt.h"
 #include "runner.h"
 
@@ -49,6 +50,7 @@ class Monitor {
       }
       if (info_ok) {
         if (c == nullptr) {
+          FdLifecycleGuard fds;  // the client threads close theirs unseen by TSAN
           c = redisConnectWithTimeout(target_.endpoint.host.c_str(), target_.endpoint.port,
                                       timeval{3, 0});
           if (c != nullptr && !c->err) {
