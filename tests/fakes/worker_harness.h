@@ -98,9 +98,11 @@ class WorkerHarness {
  public:
   enum class Listen { kNo, kLoopback };
 
+  // `timers`: the shard connections' clock and timers (fakes/fake_timers.h), else the loop's.
   explicit WorkerHarness(route::TopologyPtr topology,
                          const std::function<void(config::Config&)>& tune = {},
-                         Listen listen = Listen::kNo) {
+                         Listen listen = Listen::kNo,
+                         std::unique_ptr<net::Timers> timers = nullptr) {
     context_.publish(configFor(*topology, tune), topology);
     context_.control = &control_;
     std::vector<net::ListenSocket> sockets;
@@ -116,6 +118,9 @@ class WorkerHarness {
     worker_ =
         std::make_unique<net::Worker>(0, context_, std::move(sockets), session::buildWorkerParts);
     context_.workers.push_back(worker_.get());
+    if (timers != nullptr) {
+      worker_->useTimers(std::move(timers));
+    }
     worker_->startThread();
     if (listen == Listen::kLoopback) {
       worker_->startAccepting();

@@ -141,11 +141,8 @@ net::BackendState BackendConn::state() const {
 }
 
 void BackendConn::start() {
-  uv_timer_init(worker_.loop(), &timer_);
-  timer_.data = this;
-  uv_timer_init(worker_.loop(), &request_timer_);
-  request_timer_.data = this;
-  timers_open_ = true;
+  timer_ = worker_.timers().timer([this] { onTimer(); });
+  request_timer_ = worker_.timers().timer([this] { onRequestTimer(); });
   connect();
 }
 
@@ -160,7 +157,7 @@ void BackendConn::connect() {
     fail(error);
     return;
   }
-  uv_timer_start(&timer_, &BackendConn::onTimerCb, worker_.config().backend_connect_timeout_ms, 0);
+  timer_->start(worker_.config().backend_connect_timeout_ms);
 }
 
 void BackendConn::onConnectCb(uv_connect_t* req, int status) {
@@ -175,7 +172,7 @@ void BackendConn::onConnected(int status) {
   if (link_ != Link::kConnecting) {
     return;
   }
-  uv_timer_stop(&timer_);
+  timer_->stop();
   if (status < 0) {
     stats_.connect_failures.add();
     fail(uv_strerror(status));
@@ -193,8 +190,7 @@ void BackendConn::onConnected(int status) {
       fail(tls_->error());
       return;
     }
-    uv_timer_start(&timer_, &BackendConn::onTimerCb, worker_.config().backend_connect_timeout_ms,
-                   0);
+    timer_->start(worker_.config().backend_connect_timeout_ms);
     worker_.flushes().markShard(this);  // the ClientHello
     return;
   }
@@ -202,7 +198,7 @@ void BackendConn::onConnected(int status) {
 }
 
 void BackendConn::linkUp() {
-  uv_timer_stop(&timer_);
+  timer_->stop();
   link_ = Link::kUp;
   stats_.connects.add();
   if (ever_up_) {
@@ -296,7 +292,7 @@ void BackendConn::queue(std::string_view bytes, InFlightRequest* request, uint32
   }
 }
 
-void BackendConn::startStallClock() { stall_.restart(worker_.loopNowMs(), writeQueue()); }
+void BackendConn::startStallClock() { stall_.restart(worker_.timers().nowMs(), writeQueue()); }
 
 size_t BackendConn::writeQueue() const {
   return writing_ ? uv_stream_get_write_queue_size(&socket_.stream) : 0;
@@ -311,7 +307,7 @@ uint64_t BackendConn::stallLimitMs() const {
 void BackendConn::armRequestTimer() {
   if (!request_timer_armed_) {
     request_timer_armed_ = true;
-    uv_timer_start(&request_timer_, &BackendConn::onRequestTimerCb, stallLimitMs(), 0);
+    request_timer_->start(stallLimitMs());
   }
 }
 
@@ -382,7 +378,7 @@ void BackendConn::flush() {
   }
   writing_ = true;
   unsent_ops_ = all_ops ? 0 : unsent_ops_;  // those bytes are now the kernel's or libuv's
-  stall_.restart(freshNowMs(worker_.loop()), writeQueue(), kernelSendQueue(&socket_.handle));
+  stall_.restart(worker_.timers().freshNowMs(), writeQueue(), kernelSendQueue(&socket_.handle));
 }
 
 bool BackendConn::sealTls(Buffer** wire, bool* all_ops) {
@@ -415,7 +411,8 @@ void BackendConn::onWriteCb(uv_write_t* req, int status) {
   }
   // The socket was backed up: the kernel's queue is the baseline from which the shard is seen to
   // take the rest.
-  self->stall_.restart(freshNowMs(self->worker_.loop()), 0, kernelSendQueue(&self->socket_.handle));
+  self->stall_.restart(self->worker_.timers().freshNowMs(), 0,
+                       kernelSendQueue(&self->socket_.handle));
   if (!self->out_.empty() || (self->tls_ != nullptr && self->tls_->pendingCipher() > 0)) {
     self->worker_.flushes().markShard(self);
   }
@@ -480,7 +477,7 @@ void BackendConn::onRead(ssize_t nread) {
   // Progress: the armed timer (if any) sees it when it fires, and goes quiet if the FIFO is
   // empty by then.
   if (nread > 0) {
-    stall_.progress(worker_.loopNowMs());
+    stall_.progress(worker_.timers().nowMs());
     timeout_confirming_ = false;
   }
 }
@@ -658,9 +655,9 @@ void BackendConn::closeSocket(bool keep_unsent) {
     ++pending_closes_;
     uv_close(&socket_.handle, &BackendConn::onCloseCb);
   }
-  if (timers_open_) {
-    uv_timer_stop(&timer_);
-    uv_timer_stop(&request_timer_);
+  if (timer_ != nullptr) {
+    timer_->stop();
+    request_timer_->stop();
   }
   request_timer_armed_ = false;
   timeout_confirming_ = false;
@@ -685,7 +682,7 @@ void BackendConn::fail(std::string_view reason, bool keep_unsent) {
   }
   // Requests whose bytes never left (out_) wait for the next connection after a stall; a write
   // in flight (write_buf_) may have reached the shard, so its requests fail with the rest.
-  keep_unsent = keep_unsent && standing_ == Standing::kServing && timers_open_ &&
+  keep_unsent = keep_unsent && standing_ == Standing::kServing && timer_ != nullptr &&
                 failures_ < worker_.config().backend_failure_limit;
   closeSocket(keep_unsent);
   if (keep_unsent) {
@@ -697,7 +694,7 @@ void BackendConn::fail(std::string_view reason, bool keep_unsent) {
     shutdown();
     return;
   }
-  if (!timers_open_) {
+  if (timer_ == nullptr) {
     return;
   }
   const auto& cfg = worker_.config();
@@ -724,17 +721,13 @@ void BackendConn::fail(std::string_view reason, bool keep_unsent) {
       spdlog::warn("worker {}: {} down: {}", worker_.index(), address_.label(), reason);
     }
   }
-  uv_timer_start(&timer_, &BackendConn::onTimerCb, delay, 0);
+  timer_->start(delay);
 }
 
 void BackendConn::onCloseCb(uv_handle_t* handle) {
   auto* self = static_cast<BackendConn*>(handle->data);
   self->tcp_closing_ = false;
   --self->pending_closes_;
-}
-
-void BackendConn::onTimerClosedCb(uv_handle_t* handle) {
-  --static_cast<BackendConn*>(handle->data)->pending_closes_;
 }
 
 void BackendConn::retire() {
@@ -747,55 +740,53 @@ void BackendConn::retire() {
   }
 }
 
-void BackendConn::onTimerCb(uv_timer_t* timer) {
-  auto* self = static_cast<BackendConn*>(timer->data);
-  if (self->standing_ == Standing::kShutDown) {
+void BackendConn::onTimer() {
+  if (standing_ == Standing::kShutDown) {
     return;
   }
-  if (self->link_ == Link::kConnecting) {
-    self->stats_.connect_failures.add();
-    const bool handshaking = self->tls_ != nullptr && self->tls_->handshakeStarted();
-    self->fail(handshaking ? "TLS handshake timeout" : "connect timeout");
+  if (link_ == Link::kConnecting) {
+    stats_.connect_failures.add();
+    const bool handshaking = tls_ != nullptr && tls_->handshakeStarted();
+    fail(handshaking ? "TLS handshake timeout" : "connect timeout");
     return;
   }
-  if (self->tcp_closing_) {
-    uv_timer_start(&self->timer_, &BackendConn::onTimerCb, 1, 0);
+  if (tcp_closing_) {
+    timer_->start(1);
     return;
   }
-  if (self->standing_ == Standing::kEjected) {
-    self->enter(Standing::kProbing);
+  if (standing_ == Standing::kEjected) {
+    enter(Standing::kProbing);
   }
-  self->connect();
+  connect();
 }
 
-void BackendConn::onRequestTimerCb(uv_timer_t* timer) {
-  auto* self = static_cast<BackendConn*>(timer->data);
-  self->request_timer_armed_ = false;
-  if (self->standing_ == Standing::kShutDown || self->link_ != Link::kUp || self->fifo_.empty()) {
-    self->timeout_confirming_ = false;
+void BackendConn::onRequestTimer() {
+  request_timer_armed_ = false;
+  if (standing_ == Standing::kShutDown || link_ != Link::kUp || fifo_.empty()) {
+    timeout_confirming_ = false;
     return;
   }
-  const uint64_t limit = self->stallLimitMs();
-  const uint64_t left = self->stall_.check(uv_now(self->worker_.loop()), self->writeQueue(),
-                                           kernelSendQueue(&self->socket_.handle), limit);
+  const uint64_t limit = stallLimitMs();
+  const uint64_t left =
+      stall_.check(worker_.timers().nowMs(), writeQueue(), kernelSendQueue(&socket_.handle), limit);
   if (left > 0) {
-    self->request_timer_armed_ = true;  // bytes moved since it was armed: wait for the rest
-    self->timeout_confirming_ = false;
-    uv_timer_start(&self->request_timer_, &BackendConn::onRequestTimerCb, left, 0);
+    request_timer_armed_ = true;  // bytes moved since it was armed: wait for the rest
+    timeout_confirming_ = false;
+    request_timer_->start(left);
     return;
   }
-  if (!self->timeout_confirming_) {
+  if (!timeout_confirming_) {
     // libuv runs due timers before it polls, so after the worker itself was descheduled for
     // longer than the timeout, replies may be waiting unread in the socket. Look once more
     // after the next poll before failing the connection.
-    self->timeout_confirming_ = true;
-    self->request_timer_armed_ = true;
-    uv_timer_start(&self->request_timer_, &BackendConn::onRequestTimerCb, 1, 0);
+    timeout_confirming_ = true;
+    request_timer_armed_ = true;
+    request_timer_->start(1);
     return;
   }
-  self->timeout_confirming_ = false;
-  self->stats_.timeouts.add();
-  self->fail("timeout after " + std::to_string(limit) + " ms", true);
+  timeout_confirming_ = false;
+  stats_.timeouts.add();
+  fail("timeout after " + std::to_string(limit) + " ms", true);
 }
 
 void BackendConn::shutdown() {
@@ -804,12 +795,8 @@ void BackendConn::shutdown() {
   }
   closeSocket(false);
   enter(Standing::kShutDown);
-  if (timers_open_) {
-    timers_open_ = false;
-    pending_closes_ += 2;
-    uv_close(reinterpret_cast<uv_handle_t*>(&timer_), &BackendConn::onTimerClosedCb);
-    uv_close(reinterpret_cast<uv_handle_t*>(&request_timer_), &BackendConn::onTimerClosedCb);
-  }
+  timer_.reset();
+  request_timer_.reset();
   failAllOps("proxy shutting down");
 }
 

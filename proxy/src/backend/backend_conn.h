@@ -43,6 +43,7 @@
 #include "core/buffer.h"
 #include "core/intrusive_queue.h"
 #include "net/flush_batch.h"
+#include "net/timers.h"
 #include "net/worker_stats.h"
 #include "resp/protocol.h"
 #include "resp/reply_reader.h"
@@ -137,9 +138,6 @@ class BackendConn final : public net::Flushable {
   static void onReadCb(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
   static void onWriteCb(uv_write_t* req, int status);
   static void onCloseCb(uv_handle_t* handle);
-  static void onTimerCb(uv_timer_t* timer);
-  static void onRequestTimerCb(uv_timer_t* timer);
-  static void onTimerClosedCb(uv_handle_t* handle);
 
   // The one place the standing changes: checks the move (canMove) and keeps the ejection counter
   // and the ejected gauge.
@@ -170,6 +168,8 @@ class BackendConn final : public net::Flushable {
   // bound, goes to the client.
   void deliver(InFlightRequest* request, uint32_t fragment, std::string_view reply);
   void healthy();  // a good reply arrived
+  void onTimer();  // timer_: the connect timed out, or the reconnect or ejection delay is over
+  void onRequestTimer();  // request_timer_: a stall check
   // The stall timer (stall_watch.h) is armed once when requests become outstanding and, when it
   // fires, re-arms itself for the time left, so a busy connection does not touch the timer heap
   // on every read.
@@ -187,7 +187,7 @@ class BackendConn final : public net::Flushable {
   bool replica_;
   Standing standing_ = Standing::kServing;
   Link link_ = Link::kClosed;
-  int pending_closes_ = 0;    // uv_close calls whose callback has not run yet
+  int pending_closes_ = 0;    // uv_close calls whose callback has not run yet (the socket's)
   bool tcp_open_ = false;     // tcp_ initialised and not yet closed
   bool tcp_closing_ = false;  // uv_close(tcp_) issued, close callback not yet run
   bool writing_ = false;      // a uv_write of write_buf_ is in flight
@@ -201,9 +201,9 @@ class BackendConn final : public net::Flushable {
   StreamSocket socket_{};
   uv_connect_t connect_req_{};
   uv_write_t write_req_{};
-  uv_timer_t timer_{};          // connect timeout while connecting; reconnect/ejection delay
-  uv_timer_t request_timer_{};  // stall check while the FIFO is not empty
-  bool timers_open_ = false;
+  // From start() to shutdown() (net/timers.h: the worker's, or a test's).
+  std::unique_ptr<net::Timer> timer_;          // connect timeout; reconnect/ejection delay
+  std::unique_ptr<net::Timer> request_timer_;  // stall check while the FIFO is not empty
   bool request_timer_armed_ = false;
   bool timeout_confirming_ = false;  // expired once; confirmed after the next poll
   StallWatch stall_;

@@ -96,7 +96,7 @@ BackendConn& BackendPool::forRead(uint16_t shard, uint64_t client_id, resp::Prot
   // fallback of prefer-replica. replica-only, with no replica serving, queues on one that still
   // accepts (connecting, or slow), else returns an ejected one, so the request fails with that
   // replica's error.
-  const uint64_t now = worker_.loopNowMs();
+  const uint64_t now = worker_.timers().nowMs();
   const size_t candidates = replicas.size() + (mode == config::ReadFrom::kRoundRobin ? 1 : 0);
   for (size_t tried = 0; tried < candidates; ++tried) {
     const size_t pick = read_turn_[shard]++ % candidates;

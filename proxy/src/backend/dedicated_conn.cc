@@ -59,9 +59,8 @@ DedicatedConn::DedicatedConn(net::Worker& worker, DedicatedPool& pool, uint16_t 
 void DedicatedConn::start() {
   initStreamSocket(worker_.loop(), address_, &socket_, this);
   tls_ = makeTlsChannel(worker_.context().backendTls(), address_);
-  uv_timer_init(worker_.loop(), &timer_);
-  timer_.data = this;
-  open_handles_ = 2;
+  timer_ = worker_.timers().timer([this] { onTimer(); });
+  open_handles_ = 1;
   if (!address_.password.empty()) {
     // AUTH goes first, ahead of whatever the owner queues while connecting.
     std::string auth;
@@ -89,8 +88,7 @@ void DedicatedConn::start() {
     fail(error);
     return;
   }
-  uv_timer_start(&timer_, &DedicatedConn::onTimerCb, worker_.config().backend_connect_timeout_ms,
-                 0);
+  timer_->start(worker_.config().backend_connect_timeout_ms);
 }
 
 void DedicatedConn::onConnectCb(uv_connect_t* req, int status) {
@@ -104,7 +102,7 @@ void DedicatedConn::onConnected(int status) {
   if (link_ != Link::kConnecting || life_ != Life::kServing) {
     return;
   }
-  uv_timer_stop(&timer_);
+  timer_->stop();
   if (status < 0) {
     fail(uv_strerror(status));
     return;
@@ -120,8 +118,7 @@ void DedicatedConn::onConnected(int status) {
       fail(tls_->error());
       return;
     }
-    uv_timer_start(&timer_, &DedicatedConn::onTimerCb, worker_.config().backend_connect_timeout_ms,
-                   0);
+    timer_->start(worker_.config().backend_connect_timeout_ms);
     flush();  // the ClientHello
     return;
   }
@@ -129,7 +126,7 @@ void DedicatedConn::onConnected(int status) {
 }
 
 void DedicatedConn::linkUp() {
-  uv_timer_stop(&timer_);
+  timer_->stop();
   link_ = Link::kUp;
   armTimer();
   flush();
@@ -197,7 +194,7 @@ void DedicatedConn::flush() {
     return;
   }
   writing_ = true;
-  stall_.restart(freshNowMs(worker_.loop()), writeQueue(), kernelSendQueue(&socket_.handle));
+  stall_.restart(worker_.timers().freshNowMs(), writeQueue(), kernelSendQueue(&socket_.handle));
 }
 
 void DedicatedConn::onWriteCb(uv_write_t* req, int status) {
@@ -213,7 +210,8 @@ void DedicatedConn::onWriteCb(uv_write_t* req, int status) {
     return;
   }
   // As BackendConn::onWriteCb: the kernel's queue is the baseline for the shard taking the rest.
-  self->stall_.restart(freshNowMs(self->worker_.loop()), 0, kernelSendQueue(&self->socket_.handle));
+  self->stall_.restart(self->worker_.timers().freshNowMs(), 0,
+                       kernelSendQueue(&self->socket_.handle));
   self->flush();
 }
 
@@ -252,7 +250,7 @@ void DedicatedConn::onRead(ssize_t nread) {
     return;
   }
   if (nread > 0) {
-    stall_.progress(uv_now(worker_.loop()));
+    stall_.progress(worker_.timers().nowMs());
   }
   while (!in_.empty()) {
     size_t consumed = 0;
@@ -370,11 +368,11 @@ void DedicatedConn::armTimer() {
     return;  // the connect timeout runs
   }
   if (ops_.empty() || ops_.front().blocking) {
-    uv_timer_stop(&timer_);
+    timer_->stop();
     return;
   }
-  stall_.restart(uv_now(worker_.loop()), 0);
-  uv_timer_start(&timer_, &DedicatedConn::onTimerCb, stallLimitMs(), 0);
+  stall_.restart(worker_.timers().nowMs(), 0);
+  timer_->start(stallLimitMs());
 }
 
 size_t DedicatedConn::writeQueue() const {
@@ -391,27 +389,26 @@ uint64_t DedicatedConn::stallLimitMs() const {
   return cfg.backend_timeout_ms;
 }
 
-void DedicatedConn::onTimerCb(uv_timer_t* timer) {
-  auto* self = static_cast<DedicatedConn*>(timer->data);
-  if (self->life_ != Life::kServing) {
+void DedicatedConn::onTimer() {
+  if (life_ != Life::kServing) {
     return;
   }
-  if (self->link_ == Link::kConnecting) {
-    const bool handshaking = self->tls_ != nullptr && self->tls_->handshakeStarted();
-    self->fail(handshaking ? "TLS handshake timeout" : "connect timeout");
+  if (link_ == Link::kConnecting) {
+    const bool handshaking = tls_ != nullptr && tls_->handshakeStarted();
+    fail(handshaking ? "TLS handshake timeout" : "connect timeout");
     return;
   }
-  if (self->ops_.empty() || self->ops_.front().blocking) {
+  if (ops_.empty() || ops_.front().blocking) {
     return;  // nothing outstanding that a stall could hold up
   }
-  const uint64_t limit = self->stallLimitMs();
-  const uint64_t left = self->stall_.check(uv_now(self->worker_.loop()), self->writeQueue(),
-                                           kernelSendQueue(&self->socket_.handle), limit);
+  const uint64_t limit = stallLimitMs();
+  const uint64_t left =
+      stall_.check(worker_.timers().nowMs(), writeQueue(), kernelSendQueue(&socket_.handle), limit);
   if (left > 0) {
-    uv_timer_start(&self->timer_, &DedicatedConn::onTimerCb, left, 0);  // bytes moved
+    timer_->start(left);  // bytes moved
     return;
   }
-  self->fail("timeout after " + std::to_string(limit) + " ms");
+  fail("timeout after " + std::to_string(limit) + " ms");
 }
 
 void DedicatedConn::failOps(std::string_view reason) {
@@ -479,9 +476,8 @@ void DedicatedConn::close(std::string_view reason) {
   failOps(reason);
   link_ = Link::kClosed;
   uv_read_stop(&socket_.stream);
-  uv_timer_stop(&timer_);
+  timer_.reset();
   uv_close(&socket_.handle, &DedicatedConn::onCloseCb);
-  uv_close(reinterpret_cast<uv_handle_t*>(&timer_), &DedicatedConn::onCloseCb);
 }
 
 void DedicatedConn::onCloseCb(uv_handle_t* handle) {

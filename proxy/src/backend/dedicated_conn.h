@@ -31,6 +31,7 @@
 #include "backend/stall_watch.h"
 #include "backend/stream_socket.h"
 #include "core/buffer.h"
+#include "net/timers.h"
 #include "resp/protocol.h"
 #include "resp/reply_scanner.h"
 #include "route/topology.h"
@@ -123,7 +124,6 @@ class DedicatedConn {
   static void onAllocCb(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
   static void onReadCb(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
   static void onWriteCb(uv_write_t* req, int status);
-  static void onTimerCb(uv_timer_t* timer);
   static void onCloseCb(uv_handle_t* handle);
 
   void start();
@@ -135,6 +135,7 @@ class DedicatedConn {
   void onReply(std::string_view reply);
   void flush();
   void armTimer();
+  void onTimer();  // timer_: the connect timed out, or a stall check
   uint64_t stallLimitMs() const;
   size_t writeQueue() const;  // bytes libuv still holds for the write in flight
   // Answers every op with the error, tells the owner (or the pool, when idle), stops the socket.
@@ -160,7 +161,7 @@ class DedicatedConn {
   StreamSocket socket_{};
   uv_connect_t connect_req_{};
   uv_write_t write_req_{};
-  uv_timer_t timer_{};
+  std::unique_ptr<net::Timer> timer_;  // connect timeout, then stall checks (net/timers.h)
   StallWatch stall_;
   Buffer out_;
   Buffer write_buf_;

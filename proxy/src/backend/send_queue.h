@@ -3,9 +3,10 @@
 // - how many bytes the kernel still holds for the shard: written by us, not yet acknowledged
 //   (SIOCOUTQ), to see a shard still taking the tail of a large request whose write libuv has
 //   already completed;
-// - the time now, not the loop's cached time: a write backs up after a large request was parsed
-//   and copied in the same loop turn, which may take seconds in a sanitizer build, and a clock
-//   started at the turn's beginning would count that time as the shard's silence.
+// - the time now (net::Timers::freshNowMs), not the loop's cached time: a write backs up after a
+//   large request was parsed and copied in the same loop turn, which may take seconds in a
+//   sanitizer build, and a clock started at the turn's beginning would count that time as the
+//   shard's silence.
 #pragma once
 
 #include <linux/sockios.h>
@@ -26,11 +27,6 @@ inline size_t kernelSendQueue(const uv_handle_t* socket) {
     return StallWatch::kUnknown;
   }
   return static_cast<size_t>(queued);
-}
-
-inline uint64_t freshNowMs(uv_loop_t* loop) {
-  uv_update_time(loop);
-  return uv_now(loop);
 }
 
 }  // namespace sp::backend

@@ -78,6 +78,7 @@ Worker::Worker(int index, ProxyContext& context, std::vector<ListenSocket> liste
   applyLimits();
   uv_loop_init(&loop_);
   loop_.data = this;
+  timers_ = std::make_unique<LoopTimers>(&loop_);
   // Initialised here, not in run(): the main thread may post (a reload) as soon as it has
   // started the thread.
   uv_async_init(&loop_, &mailbox_async_,
@@ -91,6 +92,7 @@ Worker::Worker(int index, ProxyContext& context, std::vector<ListenSocket> liste
 Worker::~Worker() {
   shards_.reset();
   clients_.reset();
+  timers_.reset();
   uv_loop_close(&loop_);
 }
 

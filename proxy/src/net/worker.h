@@ -25,6 +25,7 @@
 #include "net/listener.h"
 #include "net/proxy_context.h"
 #include "net/slow_log.h"
+#include "net/timers.h"
 #include "net/worker_parts.h"
 #include "net/worker_stats.h"
 #include "resp/protocol.h"
@@ -68,6 +69,10 @@ class Worker {
   // uv_now(loop()), inline: the loop time libuv caches at the start of each turn (uv_now only
   // returns this field). Read on every client read and write.
   uint64_t loopNowMs() const { return loop_.time; }
+  // The shard connections' clock and timers: the loop's (LoopTimers), or, in unit tests, ones
+  // the test drives, installed with useTimers before startThread.
+  Timers& timers() { return *timers_; }
+  void useTimers(std::unique_ptr<Timers> timers) { timers_ = std::move(timers); }
   ProxyContext& context() { return context_; }
   const ProxyContext& context() const { return context_; }
   const config::Config& config() const { return *config_; }
@@ -146,6 +151,7 @@ class Worker {
   std::shared_ptr<const config::Config> config_;
   route::TopologyPtr topology_;
   uv_loop_t loop_{};
+  std::unique_ptr<Timers> timers_;
   uv_timer_t accept_timer_{};  // pauseAccepting()
   int spare_fd_ = -1;          // /dev/null, given up to refuse a connection on EMFILE
   uv_timer_t idle_timer_{};    // limits.timeout sweep
