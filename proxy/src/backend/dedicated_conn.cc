@@ -60,7 +60,6 @@ void DedicatedConn::start() {
   initStreamSocket(worker_.loop(), address_, &socket_, this);
   tls_ = makeTlsChannel(worker_.context().backendTls(), address_);
   timer_ = worker_.timers().timer([this] { onTimer(); });
-  open_handles_ = 1;
   if (!address_.password.empty()) {
     // AUTH goes first, ahead of whatever the owner queues while connecting.
     std::string auth;
@@ -481,11 +480,9 @@ void DedicatedConn::close(std::string_view reason) {
 }
 
 void DedicatedConn::onCloseCb(uv_handle_t* handle) {
-  auto* self = static_cast<DedicatedConn*>(handle->data);
-  if (--self->open_handles_ == 0) {
-    self->pool_.closed();
-    delete self;
-  }
+  auto* self = static_cast<DedicatedConn*>(handle->data);  // the socket, its last handle
+  self->pool_.closed();
+  delete self;
 }
 
 // ---- DedicatedPool ----

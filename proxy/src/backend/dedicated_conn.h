@@ -157,7 +157,6 @@ class DedicatedConn {
   Life life_ = Life::kServing;
   std::string failure_;  // why it failed (never empty once it has)
   bool writing_ = false;
-  int open_handles_ = 0;
   StreamSocket socket_{};
   uv_connect_t connect_req_{};
   uv_write_t write_req_{};
