@@ -1,13 +1,15 @@
 // Timers on a clock the test moves (net/timers.h's seam): a worker given these with
-// Worker::useTimers keeps real sockets but takes its connect timeouts, reconnect and ejection
-// delays and stall checks from a clock that stands still until advance(). Everything here runs
-// on the worker's thread (tests call it through fakes::onWorker).
+// Worker::useTimers keeps real sockets but takes every timer (its sweeps, the shard connections'
+// timeouts and delays, deferred replies) and the clients' idle clock from a clock that stands
+// still until advance(). Tests pick timers out by name prefix ("shard.", "worker.ping").
+// Everything here runs on the worker's thread (tests call it through fakes::onWorker).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -19,8 +21,8 @@ class FakeTimers final : public net::Timers {
  public:
   FakeTimers() : Timers(&now_ms_) {}
 
-  std::unique_ptr<net::Timer> timer(std::function<void()> fire) override {
-    return std::make_unique<FakeTimer>(this, std::move(fire));
+  std::unique_ptr<net::Timer> timer(std::string_view name, std::function<void()> fire) override {
+    return std::make_unique<FakeTimer>(this, name, std::move(fire));
   }
 
   // Moves the clock forward by `ms`, firing every timer that falls due on the way, earliest
@@ -36,19 +38,22 @@ class FakeTimers final : public net::Timers {
     now_ms_ = until;
   }
 
-  // How many timers are armed, and when the next one is due (0: none).
-  size_t armedCount() const {
+  // How many timers whose name starts with `prefix` ("shard.", "worker.ping") are armed, and
+  // when the next of them is due (0: none).
+  size_t armedCount(std::string_view prefix) const {
     return static_cast<size_t>(
-        std::count_if(timers_.begin(), timers_.end(), [](const FakeTimer* t) { return t->armed; }));
+        std::count_if(timers_.begin(), timers_.end(),
+                      [&](const FakeTimer* t) { return t->armed && t->name.starts_with(prefix); }));
   }
-  uint64_t nextDueInMs() const {
-    const FakeTimer* next = earliestDueBy(UINT64_MAX);
+  uint64_t nextDueInMs(std::string_view prefix) const {
+    const FakeTimer* next = earliestDueBy(UINT64_MAX, prefix);
     return next == nullptr ? 0 : next->due_ms - now_ms_;
   }
 
  private:
   struct FakeTimer final : net::Timer {
-    FakeTimer(FakeTimers* owner, std::function<void()> f) : timers(owner), fire(std::move(f)) {
+    FakeTimer(FakeTimers* owner, std::string_view n, std::function<void()> f)
+        : timers(owner), name(n), fire(std::move(f)) {
       timers->timers_.push_back(this);
     }
     ~FakeTimer() override { std::erase(timers->timers_, this); }
@@ -60,16 +65,17 @@ class FakeTimers final : public net::Timers {
     void stop() override { armed = false; }
 
     FakeTimers* timers;
+    std::string_view name;  // a literal
     std::function<void()> fire;
     bool armed = false;
     uint64_t due_ms = 0;
     uint64_t order = 0;  // libuv's tie-break: earlier start first
   };
 
-  FakeTimer* earliestDueBy(uint64_t until) const {
+  FakeTimer* earliestDueBy(uint64_t until, std::string_view prefix = {}) const {
     FakeTimer* best = nullptr;
     for (FakeTimer* t : timers_) {
-      if (t->armed && t->due_ms <= until &&
+      if (t->armed && t->due_ms <= until && t->name.starts_with(prefix) &&
           (best == nullptr || t->due_ms < best->due_ms ||
            (t->due_ms == best->due_ms && t->order < best->order))) {
         best = t;

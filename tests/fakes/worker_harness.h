@@ -157,7 +157,7 @@ inline route::TopologyPtr oneShard(uint16_t port) {
 }
 
 // No health PINGs: a fake shard then reads only the test's commands.
-inline void noPings(config::Config& c) { c.backend_ping_interval_ms = 600000; }
+inline void noPings(config::Config& c) { c.backend_ping_interval_ms = UINT32_MAX; }  // 49 days
 
 inline std::string getCommand(const std::string& key) {
   return "*2\r\n$3\r\nGET\r\n$" + std::to_string(key.size()) + "\r\n" + key + "\r\n";

@@ -141,8 +141,8 @@ net::BackendState BackendConn::state() const {
 }
 
 void BackendConn::start() {
-  timer_ = worker_.timers().timer([this] { onTimer(); });
-  request_timer_ = worker_.timers().timer([this] { onRequestTimer(); });
+  timer_ = worker_.timers().timer("shard.link", [this] { onTimer(); });
+  request_timer_ = worker_.timers().timer("shard.request", [this] { onRequestTimer(); });
   connect();
 }
 

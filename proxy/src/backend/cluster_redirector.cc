@@ -14,7 +14,7 @@ ClusterRedirector::ClusterRedirector(net::Worker& worker, BackendPool& pool)
     : worker_(worker), pool_(pool) {}
 
 void ClusterRedirector::start() {
-  retries_.init(worker_.loop(), [this](Retry& retry) { onRetryDue(retry); });
+  retries_.init(worker_.timers(), "cluster.retry", [this](Retry& retry) { onRetryDue(retry); });
   started_ = true;
 }
 

@@ -59,7 +59,7 @@ DedicatedConn::DedicatedConn(net::Worker& worker, DedicatedPool& pool, uint16_t 
 void DedicatedConn::start() {
   initStreamSocket(worker_.loop(), address_, &socket_, this);
   tls_ = makeTlsChannel(worker_.context().backendTls(), address_);
-  timer_ = worker_.timers().timer([this] { onTimer(); });
+  timer_ = worker_.timers().timer("shard.dedicated", [this] { onTimer(); });
   if (!address_.password.empty()) {
     // AUTH goes first, ahead of whatever the owner queues while connecting.
     std::string auth;

@@ -1,15 +1,17 @@
-// DeferredQueue: items due at a later loop time, each handed to a callback once due, by one uv
-// timer armed for the earliest. Items that come due together are taken out before the callback
-// runs, so a callback may push again. Loop thread only.
+// DeferredQueue: items due at a later loop time, each handed to a callback once due, by one timer
+// (net/timers.h) armed for the earliest. Items that come due together are taken out before the
+// callback runs, so a callback may push again. Loop thread only.
 #pragma once
-
-#include <uv.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <string_view>
 #include <utility>
 #include <vector>
+
+#include "net/timers.h"
 
 namespace sp::net {
 
@@ -22,19 +24,18 @@ class DeferredQueue {
   DeferredQueue(const DeferredQueue&) = delete;
   DeferredQueue& operator=(const DeferredQueue&) = delete;
 
-  // Before the first push, on the loop's thread.
-  void init(uv_loop_t* loop, Fire fire) {
-    loop_ = loop;
+  // Before the first push, on the loop's thread; `name` names its timer (Timers::timer).
+  void init(Timers& timers, std::string_view name, Fire fire) {
+    timers_ = &timers;
     fire_ = std::move(fire);
-    uv_timer_init(loop_, &timer_);
-    timer_.data = this;
+    timer_ = timers.timer(name, [this] { onTimer(); });
   }
 
   // `item` comes due delay_ms from the loop's current time. Not after close().
   void push(uint64_t delay_ms, Item item) {
-    const uint64_t due = uv_now(loop_) + delay_ms;
+    const uint64_t due = timers_->nowMs() + delay_ms;
     entries_.push_back(Entry{due, std::move(item)});
-    if (!uv_is_active(reinterpret_cast<uv_handle_t*>(&timer_)) || due < timer_due_) {
+    if (!armed_ || due < timer_due_) {
       arm(due);
     }
   }
@@ -48,11 +49,8 @@ class DeferredQueue {
       items.push_back(std::move(e.item));
     }
     entries_.clear();
-    if (loop_ != nullptr) {
-      uv_timer_stop(&timer_);
-      uv_close(reinterpret_cast<uv_handle_t*>(&timer_), nullptr);
-      loop_ = nullptr;
-    }
+    timer_.reset();
+    armed_ = false;
     return items;
   }
 
@@ -63,15 +61,15 @@ class DeferredQueue {
   };
 
   void arm(uint64_t due_ms) {
-    const uint64_t now = uv_now(loop_);
+    const uint64_t now = timers_->nowMs();
     timer_due_ = due_ms;
-    uv_timer_start(
-        &timer_, [](uv_timer_t* t) { static_cast<DeferredQueue*>(t->data)->onTimer(); },
-        due_ms > now ? due_ms - now : 0, 0);
+    armed_ = true;
+    timer_->start(due_ms > now ? due_ms - now : 0);
   }
 
   void onTimer() {
-    const uint64_t now = uv_now(loop_);
+    armed_ = false;
+    const uint64_t now = timers_->nowMs();
     std::vector<Item> due;
     std::vector<Entry> later;
     uint64_t next = UINT64_MAX;
@@ -92,10 +90,11 @@ class DeferredQueue {
     }
   }
 
-  uv_loop_t* loop_ = nullptr;
+  Timers* timers_ = nullptr;
   Fire fire_;
-  uv_timer_t timer_{};
-  uint64_t timer_due_ = 0;  // while timer_ is active
+  std::unique_ptr<Timer> timer_;
+  bool armed_ = false;
+  uint64_t timer_due_ = 0;  // while armed_
   std::vector<Entry> entries_;
 };
 

@@ -39,7 +39,7 @@ class LoopTimer final : public Timer {
 
 }  // namespace
 
-std::unique_ptr<Timer> LoopTimers::timer(std::function<void()> fire) {
+std::unique_ptr<Timer> LoopTimers::timer(std::string_view /*name*/, std::function<void()> fire) {
   return std::make_unique<LoopTimer>(loop_, std::move(fire));
 }
 

@@ -1,6 +1,8 @@
 // The clock and one-shot timers of a worker's loop, behind a seam so that unit tests drive time
-// (tests/fakes/fake_timers.h) while the sockets stay real. The shard connections (backend/) take
-// their connect timeouts, reconnect and ejection delays and stall checks from here.
+// (tests/fakes/fake_timers.h) while the sockets stay real. The worker's sweeps (health pings, idle
+// clients, the shutdown drain, memory trim), the shard connections (connect timeouts, reconnect and
+// ejection delays, stall checks), deferred replies and cluster retries, and the clients' idle clock
+// all take their time from here; a periodic owner re-arms its timer from the callback.
 //
 // nowMs() is the loop's time as libuv caches it at the start of each turn, read inline;
 // freshNowMs() reads the clock now. A Timer fires its callback once, on the loop's thread, delay_ms
@@ -13,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string_view>
 
 namespace sp::net {
 
@@ -31,7 +34,9 @@ class Timers {
     refresh();
     return *now_ms_;
   }
-  virtual std::unique_ptr<Timer> timer(std::function<void()> fire) = 0;
+  // `name` (a literal: "worker.ping", "shard.link", ...) says what the timer is for; fakes let a
+  // test pick timers out by it, the loop's ignore it.
+  virtual std::unique_ptr<Timer> timer(std::string_view name, std::function<void()> fire) = 0;
 
  protected:
   explicit Timers(const uint64_t* now_ms) : now_ms_(now_ms) {}
@@ -45,7 +50,7 @@ class Timers {
 class LoopTimers final : public Timers {
  public:
   explicit LoopTimers(uv_loop_t* loop) : Timers(&loop->time), loop_(loop) {}
-  std::unique_ptr<Timer> timer(std::function<void()> fire) override;
+  std::unique_ptr<Timer> timer(std::string_view name, std::function<void()> fire) override;
 
  private:
   void refresh() override { uv_update_time(loop_); }

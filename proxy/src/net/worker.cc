@@ -169,9 +169,7 @@ void Worker::applyConfig(std::shared_ptr<const config::Config> config,
 
 void Worker::startPingTimer() {
   ping_interval_ms_ = config_->backend_ping_interval_ms;
-  uv_timer_start(
-      &ping_timer_, [](uv_timer_t* t) { static_cast<Worker*>(t->data)->onPingTimer(); },
-      ping_interval_ms_, ping_interval_ms_);
+  ping_timer_->start(ping_interval_ms_);
 }
 
 void Worker::startAccepting() {
@@ -201,23 +199,20 @@ void Worker::pollListeners() {
 
 void Worker::run() {
   spare_fd_ = openSpare();
-  uv_timer_init(&loop_, &accept_timer_);
-  accept_timer_.data = this;
-  uv_timer_init(&loop_, &idle_timer_);
-  idle_timer_.data = this;
+  accept_timer_ = timers_->timer("worker.accept", [this] {
+    if (!draining_) {
+      startListening();
+    }
+  });
+  idle_timer_ = timers_->timer("worker.idle", [this] { onIdleTimer(); });
   startIdleTimer();
   flushes_.start(&loop_);
-  uv_timer_init(&loop_, &drain_timer_);
-  drain_timer_.data = this;
-  uv_timer_init(&loop_, &ping_timer_);
-  ping_timer_.data = this;
+  drain_timer_ = timers_->timer("worker.drain", [this] { onDrainTimer(); });
+  ping_timer_ = timers_->timer("worker.ping", [this] { onPingTimer(); });
   clients_->start();
   startPingTimer();
-  uv_timer_init(&loop_, &trim_timer_);
-  trim_timer_.data = this;
-  uv_timer_start(
-      &trim_timer_, [](uv_timer_t* t) { static_cast<Worker*>(t->data)->onTrimTimer(); },
-      kTrimIntervalMs, kTrimIntervalMs);
+  trim_timer_ = timers_->timer("worker.trim", [this] { onTrimTimer(); });
+  trim_timer_->start(kTrimIntervalMs);
   uv_async_init(&loop_, &stop_async_,
                 [](uv_async_t* a) { static_cast<Worker*>(a->data)->onStopRequested(); });
   stop_async_.data = this;
@@ -310,15 +305,7 @@ void Worker::pauseAccepting() {
   for (auto& listener : listeners_) {
     uv_poll_stop(&listener->poll);
   }
-  uv_timer_start(
-      &accept_timer_,
-      [](uv_timer_t* t) {
-        auto* self = static_cast<Worker*>(t->data);
-        if (!self->draining_) {
-          self->startListening();
-        }
-      },
-      kAcceptPauseMs, 0);
+  accept_timer_->start(kAcceptPauseMs);
 }
 
 void Worker::onConnection(int fd, const Listener& listener) {
@@ -332,23 +319,28 @@ void Worker::setKeepAlive(uv_tcp_t* tcp) const {
 void Worker::startIdleTimer() {
   idle_timeout_ms_ = static_cast<uint64_t>(config_->limits.timeout) * 1000;
   if (idle_timeout_ms_ == 0) {
-    uv_timer_stop(&idle_timer_);
+    idle_timer_->stop();
     return;
   }
   // One sweep per quarter of the timeout (0.1 to 1 s apart): a client goes at most that late.
-  const uint64_t period = std::clamp<uint64_t>(idle_timeout_ms_ / 4, 100, 1000);
-  uv_timer_start(
-      &idle_timer_, [](uv_timer_t* t) { static_cast<Worker*>(t->data)->onIdleTimer(); }, period,
-      period);
+  idle_sweep_ms_ = std::clamp<uint64_t>(idle_timeout_ms_ / 4, 100, 1000);
+  idle_timer_->start(idle_sweep_ms_);
 }
 
-void Worker::onIdleTimer() { clients_->closeIdle(uv_now(&loop_), idle_timeout_ms_); }
+void Worker::onIdleTimer() {
+  idle_timer_->start(idle_sweep_ms_);
+  clients_->closeIdle(timers_->nowMs(), idle_timeout_ms_);
+}
 
 void Worker::requestTopologyRefresh() { context_.control->requestTopologyRefresh(); }
 
-void Worker::onPingTimer() { shards_->ping(); }
+void Worker::onPingTimer() {
+  ping_timer_->start(ping_interval_ms_);
+  shards_->ping();
+}
 
 void Worker::onTrimTimer() {
+  trim_timer_->start(kTrimIntervalMs);
   heartbeat_ms_.store(uv_now(&loop_), std::memory_order_relaxed);
   buffers_.trim();
   const size_t freed = buffers_.takeFreedBytes() + shards_->trimBuffers();
@@ -366,7 +358,7 @@ void Worker::onStopRequested() {
     return;
   }
   draining_ = true;
-  uv_timer_stop(&accept_timer_);
+  accept_timer_->stop();
   for (auto& listener : listeners_) {
     if (!accepting_) {
       ::close(listener->fd);  // stopped before it accepted anything
@@ -376,20 +368,20 @@ void Worker::onStopRequested() {
       ::close(static_cast<Listener*>(h->data)->fd);  // polled, not owned, by the handle
     });
   }
-  drain_deadline_ms_ = monoMicros() / 1000 + config_->shutdown_timeout_ms;
-  uv_timer_start(
-      &drain_timer_, [](uv_timer_t* t) { static_cast<Worker*>(t->data)->onDrainTimer(); }, 0,
-      kDrainPollMs);
+  drain_deadline_ms_ = timers_->freshNowMs() + config_->shutdown_timeout_ms;
+  onDrainTimer();
 }
 
 void Worker::onDrainTimer() {
   const bool idle = clients_->idle();
-  if (idle || monoMicros() / 1000 >= drain_deadline_ms_) {
+  if (idle || timers_->nowMs() >= drain_deadline_ms_) {
     if (!idle) {
       spdlog::warn("worker {}: shutdown timeout with requests in flight", index_);
     }
     closeEverything();
+    return;
   }
+  drain_timer_->start(kDrainPollMs);
 }
 
 void Worker::closeEverything() {
@@ -399,15 +391,11 @@ void Worker::closeEverything() {
   closed_ = true;
   clients_->closeAll();
   shards_->shutdown();
-  uv_timer_stop(&drain_timer_);
-  uv_timer_stop(&ping_timer_);
-  uv_close(reinterpret_cast<uv_handle_t*>(&drain_timer_), nullptr);
-  uv_close(reinterpret_cast<uv_handle_t*>(&ping_timer_), nullptr);
-  uv_timer_stop(&trim_timer_);
-  uv_close(reinterpret_cast<uv_handle_t*>(&trim_timer_), nullptr);
-  uv_close(reinterpret_cast<uv_handle_t*>(&accept_timer_), nullptr);
-  uv_timer_stop(&idle_timer_);
-  uv_close(reinterpret_cast<uv_handle_t*>(&idle_timer_), nullptr);
+  drain_timer_.reset();
+  ping_timer_.reset();
+  trim_timer_.reset();
+  accept_timer_.reset();
+  idle_timer_.reset();
   if (spare_fd_ >= 0) {
     ::close(spare_fd_);
     spare_fd_ = -1;

@@ -66,11 +66,11 @@ class Worker {
 
   int index() const { return index_; }
   uv_loop_t* loop() { return &loop_; }
-  // uv_now(loop()), inline: the loop time libuv caches at the start of each turn (uv_now only
-  // returns this field). Read on every client read and write.
-  uint64_t loopNowMs() const { return loop_.time; }
-  // The shard connections' clock and timers: the loop's (LoopTimers), or, in unit tests, ones
-  // the test drives, installed with useTimers before startThread.
+  // The worker's clock and timers: the loop's (LoopTimers), or, in unit tests, ones the test
+  // drives, installed with useTimers before startThread. Everything on the worker's thread that
+  // waits or measures idleness reads them: its own sweeps (pings, idle clients, drain, memory
+  // trim), the shard connections, deferred replies and retries, the clients' idle clock (read
+  // inline on every client read and write).
   Timers& timers() { return *timers_; }
   void useTimers(std::unique_ptr<Timers> timers) { timers_ = std::move(timers); }
   ProxyContext& context() { return context_; }
@@ -152,18 +152,20 @@ class Worker {
   route::TopologyPtr topology_;
   uv_loop_t loop_{};
   std::unique_ptr<Timers> timers_;
-  uv_timer_t accept_timer_{};  // pauseAccepting()
-  int spare_fd_ = -1;          // /dev/null, given up to refuse a connection on EMFILE
-  uv_timer_t idle_timer_{};    // limits.timeout sweep
+  // The worker's own timers, from timers_ (created in run(), dropped in closeEverything()).
+  std::unique_ptr<Timer> accept_timer_;  // pauseAccepting()
+  std::unique_ptr<Timer> idle_timer_;    // limits.timeout sweep, re-armed each sweep
+  std::unique_ptr<Timer> drain_timer_;   // the shutdown drain's poll
+  std::unique_ptr<Timer> ping_timer_;    // backend health pings, re-armed each round
+  std::unique_ptr<Timer> trim_timer_;    // memory return, re-armed each second
+  int spare_fd_ = -1;                    // /dev/null, given up to refuse a connection on EMFILE
+  uint64_t idle_sweep_ms_ = 0;           // the sweep's period while idle_timeout_ms_ > 0
   uint64_t idle_timeout_ms_ = 0;
   uv_async_t stop_async_{};
   uv_async_t mailbox_async_{};
   std::mutex mailbox_mu_;
   std::vector<std::function<void(Worker&)>> mailbox_;  // guarded by mailbox_mu_
   bool closed_mailbox_ = false;                        // guarded by mailbox_mu_
-  uv_timer_t drain_timer_{};
-  uv_timer_t ping_timer_{};
-  uv_timer_t trim_timer_{};
   std::atomic<uint64_t> heartbeat_ms_{0};
   // Buffer bytes onTrimTimer saw freed and has not yet asked the allocator to hand back.
   size_t unreturned_bytes_ = 0;

@@ -411,7 +411,7 @@ std::string ClientCommands::describe(ClientSession& session) {
   uv_fileno(reinterpret_cast<uv_handle_t*>(session.handle()), &fd);
   out += " fd=" + std::to_string(fd);
   out += " name=" + session.name();
-  const uint64_t now_ms = uv_now(session.worker().loop());
+  const uint64_t now_ms = session.worker().timers().nowMs();
   const uint64_t idle_s =
       now_ms > session.lastActiveMs() ? (now_ms - session.lastActiveMs()) / 1000 : 0;
   out += " age=" + std::to_string(age_s) + " idle=" + std::to_string(idle_s) + " flags=" + flags +

@@ -76,7 +76,7 @@ void ClientSession::start(bool unix_socket, std::shared_ptr<const tls::TlsContex
     uv_tcp_nodelay(&tcp_, 1);
     worker_.setKeepAlive(&tcp_);
   }
-  last_active_ms_ = uv_now(worker_.loop());
+  last_active_ms_ = worker_.timers().nowMs();
   SessionState::onAccept(*this);  // clients that must AUTH first
   reading_ = true;
   uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &ClientSession::onAllocCb,
@@ -142,7 +142,7 @@ void ClientSession::onRead(ssize_t nread, const uv_buf_t* buf) {
   if (nread == 0 || closing_) {
     return;
   }
-  last_active_ms_ = worker_.loopNowMs();
+  last_active_ms_ = worker_.timers().nowMs();
   worker_.stats().bytes_in.add(static_cast<size_t>(nread));  // TLS: the ciphertext
   // A request or a reply too large for the memory left closes this client only; nothing thrown
   // may cross libuv's C frames, and no other client or shard connection is touched.
@@ -667,7 +667,7 @@ void ClientSession::flush() {
   uv_buf_t buf = uv_buf_init(const_cast<char*>(wire->readPtr()), static_cast<unsigned>(size));
   int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
   if (n > 0) {
-    last_active_ms_ = worker_.loopNowMs();
+    last_active_ms_ = worker_.timers().nowMs();
   }
   if (n == static_cast<int>(size)) {
     worker_.buffers().release(wire);
@@ -738,7 +738,7 @@ void ClientSession::onWriteCb(uv_write_t* req, int status) {
     self->close(net::CloseReason::kError, uv_strerror(status));
     return;
   }
-  self->last_active_ms_ = self->worker_.loopNowMs();
+  self->last_active_ms_ = self->worker_.timers().nowMs();
   if (self->out_ != nullptr && !self->out_->empty()) {
     self->worker_.flushes().markClient(self);
   } else if (self->close_after_flush_ && self->fifo_.empty()) {

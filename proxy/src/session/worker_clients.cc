@@ -16,7 +16,7 @@
 namespace sp::session {
 
 void WorkerClients::start() {
-  replies_later_.init(worker_.loop(), [this](DeferredReply& r) {
+  replies_later_.init(worker_.timers(), "client.deferred_reply", [this](DeferredReply& r) {
     ClientSession::onBackendReply(worker_, r.request, 0, r.reply);
   });
 }

@@ -60,7 +60,7 @@ struct TimedHarness {
     });
   }
   uint64_t nextDueInMs() {
-    return onWorker<uint64_t>(worker(), [&](net::Worker&) { return fake->nextDueInMs(); });
+    return onWorker<uint64_t>(worker(), [&](net::Worker&) { return fake->nextDueInMs("shard."); });
   }
   net::BackendState state() {
     return onWorker<net::BackendState>(worker(),
@@ -103,7 +103,7 @@ TEST(BackendConnTimersTest, AStallFailsTheRequestsAtTheTimeoutOnlyAfterOneMorePo
       poolOf(w).at(0, 0).send(getCommand("k" + std::to_string(i)), &requests[i], 0);
     }
   });
-  ASSERT_TRUE(t.until([&] { return t.fake->armedCount() == 1; }));  // the stall check
+  ASSERT_TRUE(t.until([&] { return t.fake->armedCount("shard.") == 1; }));  // the stall check
   EXPECT_EQ(t.nextDueInMs(), 200u);
   t.advance(199);
   EXPECT_EQ(deliveredCount(handler), 0u);
@@ -131,7 +131,7 @@ uint64_t nextRetryDelay(TimedHarness& t) {
       return false;
     }
     t.failures_seen = failed;
-    delay = t.fake->nextDueInMs();
+    delay = t.fake->nextDueInMs("shard.");
     return true;
   }));
   return delay;
@@ -234,7 +234,7 @@ TEST(BackendConnTimersTest, AConnectThatNeverCompletesFailsAtTheConnectTimeout) 
   });
   InFlightRequest request;
   t.worker().post([&](net::Worker& w) { poolOf(w).at(0, 0).send(getCommand("k"), &request, 0); });
-  ASSERT_TRUE(t.until([&] { return t.fake->armedCount() == 1; }));
+  ASSERT_TRUE(t.until([&] { return t.fake->armedCount("shard.") == 1; }));
   EXPECT_EQ(t.state(), net::BackendState::kConnecting);
   EXPECT_EQ(t.nextDueInMs(), 300u);
   t.advance(299);
@@ -300,7 +300,8 @@ TEST(DedicatedConnTimersTest, ABlockingCommandWaitsPastAnyTimeoutAndAnOrdinaryOn
     ASSERT_NE(blocked, nullptr) << error;
     blocked->send("*3\r\n$5\r\nBLPOP\r\n$1\r\nk\r\n$1\r\n0\r\n", &blpop, 0, 1, true);
   });
-  ASSERT_TRUE(t.until([&] { return received(shard, "BLPOP") && t.fake->armedCount() == 0; }));
+  ASSERT_TRUE(
+      t.until([&] { return received(shard, "BLPOP") && t.fake->armedCount("shard.") == 0; }));
   t.advance(3'600'000);  // an hour: a blocking command has no reply timeout
   EXPECT_EQ(deliveredCount(handler), 0u);
 
@@ -310,7 +311,7 @@ TEST(DedicatedConnTimersTest, ABlockingCommandWaitsPastAnyTimeoutAndAnOrdinaryOn
     ASSERT_NE(conn, nullptr) << error;
     conn->send(getCommand("k"), &get, 0, 1, false);
   });
-  ASSERT_TRUE(t.until([&] { return received(shard, "GET") && t.fake->armedCount() == 1; }));
+  ASSERT_TRUE(t.until([&] { return received(shard, "GET") && t.fake->armedCount("shard.") == 1; }));
   EXPECT_EQ(t.nextDueInMs(), 200u);
   t.advance(199);
   EXPECT_EQ(deliveredCount(handler), 0u);

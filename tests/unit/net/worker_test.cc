@@ -1,6 +1,7 @@
 // The worker as a thread and a loop, over fake parts (net/worker_parts.h): it starts both sides,
 // hands each accepted connection to the client side, pings and reconciles through the shard side,
-// waits for the client side to drain, and closes the clients before the shard connections.
+// waits for the client side to drain, and closes the clients before the shard connections. Its
+// sweeps run on fake timers (fakes/fake_timers.h) where the test needs their exact times.
 #include "net/worker.h"
 
 #include <arpa/inet.h>
@@ -21,6 +22,7 @@
 
 #include "config/config.h"
 #include "fakes/fake_control_plane.h"
+#include "fakes/fake_timers.h"
 #include "fakes/worker_harness.h"
 #include "net/listener.h"
 #include "net/proxy_context.h"
@@ -101,7 +103,9 @@ class FakeClientSide final : public ClientSide {
 
 class WorkerTest : public ::testing::Test {
  protected:
-  void start(std::vector<ListenSocket> listen, const std::function<void(config::Config&)>& tune) {
+  // `timers`: the worker's clock and timers (fake ones the test moves), else the loop's.
+  void start(std::vector<ListenSocket> listen, const std::function<void(config::Config&)>& tune,
+             std::unique_ptr<Timers> timers = nullptr) {
     const route::TopologyPtr topology =
         route::Topology::evenSplit({{"s0", "127.0.0.1", 1}, {"s1", "127.0.0.1", 2}});
     context_.publish(fakes::configFor(*topology, tune), topology);
@@ -113,7 +117,26 @@ class WorkerTest : public ::testing::Test {
       return parts;
     });
     context_.workers.push_back(worker_.get());
+    if (timers != nullptr) {
+      worker_->useTimers(std::move(timers));
+    }
     worker_->startThread();
+  }
+  // On fake timers: starts the worker on them and keeps a pointer for advance().
+  void startOnFakeTimers(const std::function<void(config::Config&)>& tune) {
+    auto timers = std::make_unique<fakes::FakeTimers>();
+    fake_ = timers.get();
+    start({}, tune, std::move(timers));
+  }
+  // Moves the fake clock on the worker's thread; the timers due meanwhile have fired on return.
+  void advance(uint64_t ms) {
+    fakes::onWorker<bool>(*worker_, [&](Worker&) {
+      fake_->advance(ms);
+      return true;
+    });
+  }
+  size_t armed(std::string_view prefix) {
+    return fakes::onWorker<size_t>(*worker_, [&](Worker&) { return fake_->armedCount(prefix); });
   }
   void TearDown() override {
     if (worker_) {
@@ -128,6 +151,7 @@ class WorkerTest : public ::testing::Test {
   fakes::FakeControlPlane control_;
   ProxyContext context_;
   std::unique_ptr<Worker> worker_;
+  fakes::FakeTimers* fake_ = nullptr;  // startOnFakeTimers'
 };
 
 TEST_F(WorkerTest, StartsBothSidesAndClosesTheClientsBeforeTheShards) {
@@ -169,6 +193,79 @@ TEST_F(WorkerTest, TimersPingTheShardsAndSweepIdleClients) {
   });
   EXPECT_TRUE(log_.waitFor("shards.ping", 3));
   EXPECT_TRUE(log_.waitFor("clients.closeIdle 1000"));
+}
+
+TEST_F(WorkerTest, PingsTheShardsOncePerIntervalOfItsClock) {
+  startOnFakeTimers([](config::Config& c) { c.backend_ping_interval_ms = 1000; });
+  advance(999);
+  EXPECT_EQ(log_.count("shards.ping"), 0u);
+  advance(1);
+  EXPECT_EQ(log_.count("shards.ping"), 1u);
+  advance(999);
+  EXPECT_EQ(log_.count("shards.ping"), 1u);
+  advance(1);
+  EXPECT_EQ(log_.count("shards.ping"), 2u);
+  advance(10'000);
+  EXPECT_EQ(log_.count("shards.ping"), 12u);
+}
+
+TEST_F(WorkerTest, ANewPingIntervalTakesEffectOnReload) {
+  startOnFakeTimers([](config::Config& c) { c.backend_ping_interval_ms = 1000; });
+  const route::TopologyPtr same = context_.topology();
+  auto config = fakes::configFor(*same, [](config::Config& c) { c.backend_ping_interval_ms = 50; });
+  worker_->post([config, same](Worker& w) { w.applyConfig(config, same); });
+  advance(50);
+  EXPECT_EQ(log_.count("shards.ping"), 1u);
+  advance(950);
+  EXPECT_EQ(log_.count("shards.ping"), 20u);
+}
+
+TEST_F(WorkerTest, SweepsIdleClientsFourTimesPerTimeoutAtMostOncePerSecond) {
+  startOnFakeTimers([](config::Config& c) { c.limits.timeout = 2; });  // seconds
+  advance(499);
+  EXPECT_EQ(log_.count("clients.closeIdle 2000"), 0u);
+  advance(1);
+  EXPECT_EQ(log_.count("clients.closeIdle 2000"), 1u);
+  advance(1500);
+  EXPECT_EQ(log_.count("clients.closeIdle 2000"), 4u);
+  // A long timeout is still swept every second, and a timeout of 0 stops the sweep.
+  const route::TopologyPtr same = context_.topology();
+  auto hour = fakes::configFor(*same, [](config::Config& c) { c.limits.timeout = 3600; });
+  worker_->post([hour, same](Worker& w) { w.applyConfig(hour, same); });
+  advance(3000);
+  EXPECT_EQ(log_.count("clients.closeIdle 3600000"), 3u);
+  auto none = fakes::configFor(*same, [](config::Config& c) { c.limits.timeout = 0; });
+  worker_->post([none, same](Worker& w) { w.applyConfig(none, same); });
+  EXPECT_EQ(armed("worker.idle"), 0u);
+  advance(10'000);
+  EXPECT_EQ(log_.count("clients.closeIdle 3600000"), 3u);
+}
+
+TEST_F(WorkerTest, WithoutRequestsInFlightAStopClosesAtOnce) {
+  startOnFakeTimers({});
+  worker_->requestStop();
+  worker_->join();  // the fake clock never moved
+  EXPECT_EQ(log_.count("clients.closeAll"), 1u);
+  EXPECT_EQ(log_.count("shards.shutdown"), 1u);
+  worker_.reset();
+}
+
+TEST_F(WorkerTest, ADrainThatNeverEndsIsCutAtTheShutdownTimeoutOfItsClock) {
+  startOnFakeTimers([](config::Config& c) { c.shutdown_timeout_ms = 5000; });
+  idle_ = false;  // a request in flight that never completes
+  worker_->requestStop();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (armed("worker.drain") == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ASSERT_EQ(armed("worker.drain"), 1u);
+  advance(4999);
+  EXPECT_EQ(log_.count("clients.closeAll"), 0u);
+  advance(1);  // closes everything: the worker posts nothing more after this
+  worker_->join();
+  EXPECT_EQ(log_.count("clients.closeAll"), 1u);
+  EXPECT_EQ(log_.count("shards.shutdown"), 1u);
+  worker_.reset();
 }
 
 TEST_F(WorkerTest, ANewTopologyIsAppliedToTheShardSideOnce) {
