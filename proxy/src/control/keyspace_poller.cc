@@ -250,7 +250,7 @@ std::string bytesToHuman(uint64_t n) {
     return std::to_string(n) + "B";
   }
   for (size_t i = 0; i < std::size(kUnits); ++i) {
-    if (i + 1 == std::size(kUnits) || static_cast<double>(n) < kUnits[i + 1].first) {
+    if (n < uint64_t{1} << (10 * (i + 2))) {  // below the next unit (none past P: plain bytes)
       char buf[64];
       std::snprintf(buf, sizeof buf, "%.2f%s", static_cast<double>(n) / kUnits[i].first,
                     kUnits[i].second);
