@@ -8,10 +8,13 @@
 #include <prometheus/metric_family.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "fakes/scripted_shard.h"
 #include "net/keyspace_cache.h"
 #include "net/proxy_context.h"
 #include "net/worker_stats.h"
@@ -190,6 +193,25 @@ TEST(StatsCollectorTest, ConnectionsNeitherUpNorEjectedAreCountedDown) {
   EXPECT_EQ(state("ejected"), 0);
   EXPECT_EQ(state("down"), 6);  // 2 workers x 3 connections
   EXPECT_EQ(scrape.value("shardproxy_backend_up", s0), 0);
+}
+
+TEST(StatsCollectorTest, ConnectionsUpAreNotCountedDown) {
+  fakes::ScriptedShard shard(
+      [](const fakes::ScriptedShard::Argv&) { return fakes::ScriptedShard::reply("+OK\r\n"); });
+  ProxyWithWorkers proxy({route::ShardAddress("s0", "127.0.0.1", shard.port())}, 2,
+                         [](config::Config& c) { c.backend_connections = 3; });
+  const Labels up = {{"shard", "s0"}, {"role", "primary"}, {"state", "up"}};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (Scrape(StatsCollector(proxy.context())).value("shardproxy_backend_connections", up) < 6 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const Scrape scrape{StatsCollector(proxy.context())};
+  EXPECT_EQ(scrape.value("shardproxy_backend_connections", up), 6);
+  EXPECT_EQ(scrape.value("shardproxy_backend_connections",
+                         {{"shard", "s0"}, {"role", "primary"}, {"state", "down"}}),
+            0);
+  EXPECT_EQ(scrape.value("shardproxy_backend_up", {{"shard", "s0"}, {"role", "primary"}}), 1);
 }
 
 TEST(StatsCollectorTest, TheKeysGaugeHasTheShardsThatAnsweredTheLastPoll) {
