@@ -420,17 +420,10 @@ void BackendConn::onWriteCb(uv_write_t* req, int status) {
 
 void BackendConn::onAllocCb(uv_handle_t* handle, size_t /*suggested*/, uv_buf_t* buf) {
   auto* self = static_cast<BackendConn*>(handle->data);
-  if (self->tls_ != nullptr) {
-    // Ciphertext, fed to the channel at once; the plaintext goes to in_.
-    net::Worker& w = self->worker_;
-    *buf = uv_buf_init(w.readBuffer(), static_cast<unsigned>(w.readBufferSize()));
-    return;
-  }
-  if (!self->in_.tryEnsureWritable(kMinReadSpace)) {
-    *buf = uv_buf_init(nullptr, 0);  // onRead gets UV_ENOBUFS
-    return;
-  }
-  *buf = uv_buf_init(self->in_.writePtr(), static_cast<unsigned>(self->in_.writable()));
+  net::Worker& w = self->worker_;
+  *buf = readSpace(self->tls_ != nullptr,
+                   uv_buf_init(w.readBuffer(), static_cast<unsigned>(w.readBufferSize())),
+                   self->in_, kMinReadSpace);
 }
 
 void BackendConn::onReadCb(uv_stream_t* stream, ssize_t nread, const uv_buf_t* /*buf*/) {
@@ -439,9 +432,7 @@ void BackendConn::onReadCb(uv_stream_t* stream, ssize_t nread, const uv_buf_t* /
 
 void BackendConn::onRead(ssize_t nread) {
   if (nread < 0) {
-    fail(nread == UV_EOF       ? "connection closed by the server"
-         : nread == UV_ENOBUFS ? "out of memory for the reply"
-                               : uv_strerror(static_cast<int>(nread)));
+    fail(readFailure(nread));
     return;
   }
   if (tls_ == nullptr) {

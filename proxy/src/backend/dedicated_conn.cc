@@ -216,17 +216,10 @@ void DedicatedConn::onWriteCb(uv_write_t* req, int status) {
 
 void DedicatedConn::onAllocCb(uv_handle_t* handle, size_t /*suggested*/, uv_buf_t* buf) {
   auto* self = static_cast<DedicatedConn*>(handle->data);
-  if (self->tls_ != nullptr) {
-    // Ciphertext, fed to the channel at once; the plaintext goes to in_.
-    net::Worker& w = self->worker_;
-    *buf = uv_buf_init(w.readBuffer(), static_cast<unsigned>(w.readBufferSize()));
-    return;
-  }
-  if (!self->in_.tryEnsureWritable(kMinReadSpace)) {
-    *buf = uv_buf_init(nullptr, 0);  // onRead gets UV_ENOBUFS
-    return;
-  }
-  *buf = uv_buf_init(self->in_.writePtr(), static_cast<unsigned>(self->in_.writable()));
+  net::Worker& w = self->worker_;
+  *buf = readSpace(self->tls_ != nullptr,
+                   uv_buf_init(w.readBuffer(), static_cast<unsigned>(w.readBufferSize())),
+                   self->in_, kMinReadSpace);
 }
 
 void DedicatedConn::onReadCb(uv_stream_t* stream, ssize_t nread, const uv_buf_t* /*buf*/) {
@@ -238,9 +231,7 @@ void DedicatedConn::onRead(ssize_t nread) {
     return;
   }
   if (nread < 0) {
-    fail(nread == UV_EOF       ? "connection closed by the server"
-         : nread == UV_ENOBUFS ? "out of memory for the reply"
-                               : uv_strerror(static_cast<int>(nread)));
+    fail(readFailure(nread));
     return;
   }
   if (tls_ == nullptr) {

@@ -89,4 +89,10 @@ bool sealTlsRecords(tls::TlsChannel& tls, Buffer& out, Buffer& wire, std::string
   return true;
 }
 
+std::string_view readFailure(ssize_t nread) {
+  return nread == UV_EOF       ? "connection closed by the server"
+         : nread == UV_ENOBUFS ? "out of memory for the reply"
+                               : uv_strerror(static_cast<int>(nread));
+}
+
 }  // namespace sp::backend

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/buffer.h"
 #include "route/topology.h"
@@ -29,6 +30,23 @@ void initStreamSocket(uv_loop_t* loop, const route::ShardAddress& address, Strea
 // attempt cannot start (the host does not resolve, no socket).
 bool connectStreamSocket(const route::ShardAddress& address, StreamSocket* socket,
                          uv_connect_t* req, uv_connect_cb cb, std::string* error);
+
+// libuv's alloc callback of either connection kind: where the next read goes. Under TLS, the
+// worker's shared read buffer (`shared`: ciphertext, fed to the channel at once, the plaintext
+// going to `in`); else `in`'s free space, grown to at least `min_space`, or none when memory runs
+// out (the read callback then gets UV_ENOBUFS). Inline: once per read.
+inline uv_buf_t readSpace(bool tls, uv_buf_t shared, Buffer& in, size_t min_space) {
+  if (tls) {
+    return shared;
+  }
+  if (!in.tryEnsureWritable(min_space)) {
+    return uv_buf_init(nullptr, 0);
+  }
+  return uv_buf_init(in.writePtr(), static_cast<unsigned>(in.writable()));
+}
+
+// A failed read (nread < 0) in the words the connection's requests are failed with.
+std::string_view readFailure(ssize_t nread);
 
 // A TLS channel for a connection to `address` under backend.tls (`context`; nullptr: plain).
 // Always nullptr for a Unix socket shard: redis-server speaks TLS on TCP only.

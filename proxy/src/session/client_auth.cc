@@ -150,10 +150,7 @@ bool denied(const std::vector<std::string>& deny_commands, const resp::CommandIn
 }
 
 std::string deniedError(const resp::CommandInfo& cmd) {
-  std::string label(cmd.name);
-  std::replace(label.begin(), label.end(), '|', ' ');
-  return "-ERR command '" + label +
-         "' is disabled by the shardproxy configuration (deny_commands)\r\n";
+  return resp::err::disabledByConfig(cmd.name);
 }
 
 resp::ParserLimits unauthenticatedLimits(const resp::ParserLimits& normal) {
