@@ -338,12 +338,13 @@ void clientList(ClientSession& self, const resp::CommandInfo& cmd,
       }
     } else if (equalsIgnoreCase(args[i], "id") && i + 1 < args.size()) {
       while (++i < args.size()) {
-        uint64_t id = 0;
-        if (!parseId(args[i], &id)) {
+        // Any integer, as redis-server reads it: one no client has (0, negative) matches none.
+        int64_t id = 0;
+        if (!parseInt64(args[i], &id)) {
           reply->append(resp::err::kInvalidClientId);
           return;
         }
-        ids.push_back(id);
+        ids.push_back(static_cast<uint64_t>(std::max<int64_t>(id, 0)));
       }
     } else {
       reply->append(resp::err::kSyntax);
