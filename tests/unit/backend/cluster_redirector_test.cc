@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <chrono>
 #include <string>
 #include <vector>
 
@@ -161,13 +160,11 @@ TEST(ClusterRedirectorTest, TryAgainSendsTheFragmentAgainAfterAPauseUntilTheRetr
   const route::ShardAddress node = shards.topology()->shards()[0];
   FakeRequest request;
   request.bytes = getCommand("k");
-  request.tries.retries = 4;  // the fifth retry waits 2 << 4 = 32 ms
-  const auto asked = std::chrono::steady_clock::now();
+  request.tries.retries = 4;  // the fifth retry (its delay: cluster_retry_timers_test.cc)
   EXPECT_TRUE(onWorker<bool>(harness.worker(), [&](net::Worker& w) {
     return redirectorOf(w).retryLater(&request, 0, node, "-TRYAGAIN busy\r\n");
   }));
   ASSERT_TRUE(handler.catcher.waitFor(1));
-  EXPECT_GE(std::chrono::steady_clock::now() - asked, std::chrono::milliseconds(32));
   {
     std::lock_guard lock(handler.catcher.mu);
     EXPECT_EQ(handler.catcher.delivered[0].reply, bulk("s0|GET k"));
