@@ -109,6 +109,10 @@ void Worker::applyLimits() {
 }
 
 void Worker::startThread() {
+  // spdlog's registry is a function-local static built on first use; building it here, before
+  // any worker thread logs, keeps two workers from racing to build it (main logs first anyway,
+  // but an embedder such as a unit test may not).
+  (void)spdlog::default_logger_raw();
   thread_ = std::thread([this] { run(); });
   heartbeat_ms_.wait(0, std::memory_order_acquire);
 }
