@@ -1,0 +1,150 @@
+// A worker's slow log and the merge PROXY SLOWLOG reads: a ring of slowlog.max_len entries (none
+// when 0) that overwrites its oldest entry, lists newest first, empties on reset, keeps its newest
+// entries when resized, truncates its text fields, and merges the workers' logs by id.
+#include "net/slow_log.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace sp::net {
+namespace {
+
+SlowLogEntry entry(uint64_t id) {
+  SlowLogEntry e;
+  e.id = id;
+  e.duration_us = id * 100;
+  SlowLogEntry::copy(e.command, sizeof e.command, "GET");
+  return e;
+}
+
+std::vector<uint64_t> ids(const std::vector<SlowLogEntry>& entries) {
+  std::vector<uint64_t> out;
+  for (const SlowLogEntry& e : entries) {
+    out.push_back(e.id);
+  }
+  return out;
+}
+
+std::vector<uint64_t> newestIds(const SlowLog& log, size_t limit = 100) {
+  std::vector<SlowLogEntry> out;
+  log.newest(limit, &out);
+  return ids(out);
+}
+
+void recordIds(SlowLog& log, uint64_t first, uint64_t last) {
+  for (uint64_t id = first; id <= last; ++id) {
+    log.record(entry(id));
+  }
+}
+
+TEST(SlowLogTest, ALogOfLengthZeroRecordsNothing) {
+  SlowLog log;
+  log.configure(0);
+  log.record(entry(1));
+  EXPECT_EQ(log.size(), 0u);
+  EXPECT_EQ(newestIds(log), std::vector<uint64_t>{});
+}
+
+TEST(SlowLogTest, ListsNewestFirstUpToTheLimit) {
+  SlowLog log;
+  log.configure(10);
+  recordIds(log, 1, 4);
+  EXPECT_EQ(newestIds(log), (std::vector<uint64_t>{4, 3, 2, 1}));
+  EXPECT_EQ(newestIds(log, 2), (std::vector<uint64_t>{4, 3}));
+  std::vector<SlowLogEntry> out;
+  log.newest(1, &out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].duration_us, 400u);
+  EXPECT_STREQ(out[0].command, "GET");
+}
+
+TEST(SlowLogTest, PastItsLengthTheOldestEntriesAreOverwritten) {
+  SlowLog log;
+  log.configure(3);
+  recordIds(log, 1, 5);
+  EXPECT_EQ(log.size(), 3u);
+  EXPECT_EQ(newestIds(log), (std::vector<uint64_t>{5, 4, 3}));
+}
+
+TEST(SlowLogTest, ResetEmptiesTheLogWhichThenRecordsAgain) {
+  SlowLog log;
+  log.configure(3);
+  recordIds(log, 1, 5);
+  log.reset();
+  EXPECT_EQ(log.size(), 0u);
+  EXPECT_EQ(newestIds(log), std::vector<uint64_t>{});
+  recordIds(log, 6, 7);
+  EXPECT_EQ(newestIds(log), (std::vector<uint64_t>{7, 6}));
+}
+
+TEST(SlowLogTest, ShrinkingKeepsTheNewestEntriesThatFit) {
+  SlowLog log;
+  log.configure(4);
+  recordIds(log, 1, 6);  // the ring has wrapped
+  log.configure(2);
+  EXPECT_EQ(newestIds(log), (std::vector<uint64_t>{6, 5}));
+  log.record(entry(7));
+  EXPECT_EQ(newestIds(log), (std::vector<uint64_t>{7, 6}));
+}
+
+TEST(SlowLogTest, GrowingKeepsEveryEntryInOrder) {
+  SlowLog log;
+  log.configure(2);
+  recordIds(log, 1, 3);
+  log.configure(5);
+  recordIds(log, 4, 6);
+  EXPECT_EQ(newestIds(log), (std::vector<uint64_t>{6, 5, 4, 3, 2}));
+  log.record(entry(7));
+  EXPECT_EQ(newestIds(log), (std::vector<uint64_t>{7, 6, 5, 4, 3}));
+}
+
+TEST(SlowLogTest, ConfiguringTheSameLengthKeepsTheEntries) {
+  SlowLog log;
+  log.configure(3);
+  recordIds(log, 1, 2);
+  log.configure(3);
+  EXPECT_EQ(newestIds(log), (std::vector<uint64_t>{2, 1}));
+}
+
+TEST(SlowLogEntryTest, CopyTruncatesToFitAndTerminates) {
+  char buf[8];
+  std::memset(buf, 'z', sizeof buf);
+  SlowLogEntry::copy(buf, sizeof buf, "ABCDEFGHIJ");
+  EXPECT_STREQ(buf, "ABCDEFG");
+  SlowLogEntry::copy(buf, sizeof buf, "");
+  EXPECT_STREQ(buf, "");
+  SlowLogEntry::copy(buf, sizeof buf, "1234567");
+  EXPECT_STREQ(buf, "1234567");
+}
+
+TEST(SlowLogMergeTest, MergesTheWorkersLogsByIdNewestFirst) {
+  SlowLog a;
+  SlowLog b;
+  a.configure(5);
+  b.configure(5);
+  for (uint64_t id : {1, 4, 5}) {
+    a.record(entry(id));
+  }
+  for (uint64_t id : {2, 3, 6}) {
+    b.record(entry(id));
+  }
+  EXPECT_EQ(ids(mergeNewest({&a, &b}, 100)), (std::vector<uint64_t>{6, 5, 4, 3, 2, 1}));
+  EXPECT_EQ(ids(mergeNewest({&a, &b}, 3)), (std::vector<uint64_t>{6, 5, 4}));
+}
+
+TEST(SlowLogMergeTest, TheNewestOverallAreKeptWhenOneWorkerHoldsThemAll) {
+  SlowLog a;
+  SlowLog b;
+  a.configure(4);
+  b.configure(4);
+  recordIds(a, 1, 3);
+  recordIds(b, 10, 13);
+  EXPECT_EQ(ids(mergeNewest({&a, &b}, 4)), (std::vector<uint64_t>{13, 12, 11, 10}));
+  EXPECT_EQ(ids(mergeNewest({&a, &b}, 0)), std::vector<uint64_t>{});
+}
+
+}  // namespace
+}  // namespace sp::net
