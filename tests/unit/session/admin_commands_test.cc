@@ -242,6 +242,14 @@ TEST_F(AdminCommandsTest, ABadProxySlowlogCallNamesTheSubcommand) {
             "HELP.");
 }
 
+TEST_F(AdminCommandsTest, SlowlogGetWithTwoCountsIsAnsweredAsRedisServerDoes) {
+  // redis-server 7.0: the subcommand's arity (-2) lets it through, then the command refuses it.
+  const std::vector<Reply> replies = client_.pipeline({{"SLOWLOG", "GET", "1", "2"}, {"PING"}});
+  EXPECT_EQ(show(replies[0].get()),
+            "-ERR unknown subcommand or wrong number of arguments for 'GET'. Try SLOWLOG HELP.");
+  EXPECT_EQ(show(replies[1].get()), "+PONG");
+}
+
 TEST_F(AdminCommandsTest, AnUnknownProxySubcommandPointsAtHelp) {
   EXPECT_EQ(ask({"PROXY", "NOSUCH"}), "-ERR unknown subcommand 'NOSUCH'. Try PROXY HELP.");
 }
