@@ -49,6 +49,11 @@ std::string unknownSubcommand(std::string_view container, std::string_view sub) 
               upperAscii(container) + " HELP.");
 }
 
+std::string subcommandSyntax(std::string_view container, std::string_view sub) {
+  return line("ERR unknown subcommand or wrong number of arguments for '" +
+              std::string(sub.substr(0, kQuoted)) + "'. Try " + upperAscii(container) + " HELP.");
+}
+
 std::string wrongArity(std::string_view name) {
   if (name == "exec") {  // redis-server discards the transaction (if any) and says why
     return line(
@@ -110,6 +115,10 @@ std::string notSupported(std::string_view label, std::string_view reason) {
 std::string disabledByConfig(std::string_view label) {
   return line("ERR command '" + spaced(label) +
               "' is disabled by the shardproxy configuration (deny_commands)");
+}
+
+std::string noReply(std::string_view label) {
+  return line("ERR shardproxy: command '" + spaced(label) + "' produced no reply");
 }
 
 std::string spansEveryShard(std::string_view label) {

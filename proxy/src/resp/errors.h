@@ -59,6 +59,9 @@ inline constexpr std::string_view kExecAbortPrevious =
 std::string unknownCommand(std::span<const std::string_view> args);
 // "-ERR unknown subcommand 'x'. Try CONTAINER HELP."
 std::string unknownSubcommand(std::string_view container, std::string_view sub);
+// A known subcommand with arguments its command refuses (SLOWLOG GET 1 2), as typed:
+// "-ERR unknown subcommand or wrong number of arguments for 'x'. Try CONTAINER HELP."
+std::string subcommandSyntax(std::string_view container, std::string_view sub);
 // "-ERR wrong number of arguments for 'x' command"; for EXEC, the EXECABORT redis-server sends.
 std::string wrongArity(std::string_view name);
 // "-NOPERM this user has no permissions to run the 'x' command"
@@ -97,6 +100,9 @@ std::string shardUnavailable(std::string_view shard_label, std::string_view why)
 // A transaction whose pinned shard connection failed: nothing of it ran.
 std::string execAbortShardUnavailable(std::string_view shard_label, std::string_view why);
 inline constexpr std::string_view kShuttingDown = "-ERR shardproxy is shutting down\r\n";
+// A command the proxy answers itself whose handler wrote nothing (a defect, logged): the request
+// still gets a reply, so that later replies stay with their requests.
+std::string noReply(std::string_view label);
 
 // "-ERR command 'x' is not supported by shardproxy" (docs/commands.md, Unsupported), with the
 // reason where one helps (`reason` empty: none).

@@ -478,7 +478,10 @@ void runSlowlog(ClientSession& session, const resp::CommandInfo& cmd,
     resp::appendStatusLines(*reply, kLines);
     return;
   }
-  slowlog(session.worker(), args.subspan(1), false, reply);  // arity checked by the table
+  // The table checks the subcommand's arity (GET's is -2: any count of arguments past it).
+  if (!slowlog(session.worker(), args.subspan(1), false, reply)) {
+    reply->append(resp::err::subcommandSyntax("slowlog", args[1]));
+  }
 }
 
 }  // namespace sp::session

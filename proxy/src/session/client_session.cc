@@ -310,9 +310,18 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
     stats.commands_local.add();
     std::string reply;
     bool close_after = false;
+    const size_t queued = fifo_.size();
     runLocalCommand(*this, *cmd, args, &reply, &close_after);
     if (reply.empty() && !close_after) {
-      return;  // answered later, through deferReply() (PROXY RELOAD)
+      if (fifo_.size() > queued) {
+        return;  // answered later, through deferReply() (PROXY RELOAD)
+      }
+      // A handler that neither answered nor deferred: the client still gets one reply for the
+      // request, so the replies after it stay with their requests.
+      if (worker_.logLimiter().allow()) {
+        spdlog::error("worker {}: command '{}' produced no reply", worker_.index(), cmd->name);
+      }
+      reply = resp::err::noReply(cmd->name);
     }
     observeImmediate(stats, cmd,
                      resp::isError(reply) ? net::RequestResult::kError : net::RequestResult::kOk);
