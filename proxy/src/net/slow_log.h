@@ -28,7 +28,8 @@ struct SlowLogEntry {
 
 class SlowLog {
  public:
-  // Keeps the newest max_len entries (0: records nothing). Drops what was recorded.
+  // Keeps the newest max_len entries from now on (0: records nothing); of those already recorded,
+  // the newest that still fit stay, as redis-server trims its slow log to a new slowlog-max-len.
   void configure(uint32_t max_len);
   void record(const SlowLogEntry& entry);
   // Appends up to `limit` of the newest entries, newest first.

@@ -18,6 +18,7 @@
 #include "fakes/fake_shards.h"
 #include "fakes/worker_harness.h"
 #include "net/worker.h"
+#include "unit/backend/fake_resend.h"
 
 namespace sp::backend {
 namespace {
@@ -29,33 +30,8 @@ using fakes::keysOn;
 using fakes::onWorker;
 using fakes::WorkerHarness;
 
-// A client request as the fake lookup sees it: the bytes it kept and its counts.
-struct FakeRequest : InFlightRequest {
-  std::string bytes;
-  ClusterTries tries;
-  std::atomic<bool> gone{false};
-};
-
-bool fakeResend(InFlightRequest* request, uint32_t /*fragment*/, Resend* out) {
-  auto* fake = static_cast<FakeRequest*>(request);
-  if (fake->gone.load()) {
-    return false;
-  }
-  *out = Resend{fake->bytes, &fake->tries, 7, resp::Protocol::kResp2, 0};
-  return true;
-}
-
-// Installs fakeResend for the test's life and puts the previous lookup back after.
-class FakeResendLookup {
- public:
-  FakeResendLookup() : previous_(resend_lookup.set(&fakeResend)) {}
-  ~FakeResendLookup() { resend_lookup.set(previous_); }
-  FakeResendLookup(const FakeResendLookup&) = delete;
-  FakeResendLookup& operator=(const FakeResendLookup&) = delete;
-
- private:
-  ResendLookup previous_;
-};
+using testing::FakeRequest;
+using testing::FakeResendLookup;
 
 void noViolation(const std::string& what) { ADD_FAILURE() << "fake shard: " << what; }
 

@@ -17,6 +17,7 @@
 #include "fakes/fake_timers.h"
 #include "fakes/worker_harness.h"
 #include "net/worker.h"
+#include "unit/backend/fake_resend.h"
 
 namespace sp::backend {
 namespace {
@@ -28,27 +29,8 @@ using fakes::getCommand;
 using fakes::onWorker;
 using fakes::WorkerHarness;
 
-struct FakeRequest : InFlightRequest {
-  std::string bytes;
-  ClusterTries tries;
-};
-
-bool fakeResend(InFlightRequest* request, uint32_t /*fragment*/, Resend* out) {
-  auto* fake = static_cast<FakeRequest*>(request);
-  *out = Resend{fake->bytes, &fake->tries, 0, resp::Protocol::kResp2, 0};
-  return true;
-}
-
-class FakeResendLookup {
- public:
-  FakeResendLookup() : previous_(resend_lookup.set(&fakeResend)) {}
-  ~FakeResendLookup() { resend_lookup.set(previous_); }
-  FakeResendLookup(const FakeResendLookup&) = delete;
-  FakeResendLookup& operator=(const FakeResendLookup&) = delete;
-
- private:
-  ResendLookup previous_;
-};
+using testing::FakeRequest;
+using testing::FakeResendLookup;
 
 class ClusterRetryTimersTest : public ::testing::Test {
  protected:
