@@ -1,0 +1,174 @@
+// stream_socket.h's helpers on a bare libuv loop: where a read goes (the shared buffer under TLS,
+// else the connection's own buffer grown to the minimum), the words a failed read is reported
+// in, a TCP or Unix socket by the address's kind, and how a connect that cannot start, or that
+// fails later, is reported.
+#include "backend/stream_socket.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "core/buffer.h"
+#include "fakes/worker_harness.h"
+#include "route/topology.h"
+
+namespace sp::backend {
+namespace {
+
+TEST(ReadSpaceTest, UnderTlsTheReadGoesToTheSharedBufferAndTheOwnStaysUntouched) {
+  char shared[64];
+  Buffer in;
+  const uv_buf_t buf = readSpace(true, uv_buf_init(shared, sizeof shared), in, 16 * 1024);
+  EXPECT_EQ(buf.base, shared);
+  EXPECT_EQ(buf.len, sizeof shared);
+  EXPECT_EQ(in.capacity(), 0u);
+}
+
+TEST(ReadSpaceTest, PlainReadsGoToTheOwnBufferGrownToTheMinimum) {
+  char shared[64];
+  Buffer in;
+  const uv_buf_t buf = readSpace(false, uv_buf_init(shared, sizeof shared), in, 16 * 1024);
+  EXPECT_EQ(buf.base, in.writePtr());
+  EXPECT_EQ(buf.len, in.writable());
+  EXPECT_GE(buf.len, 16u * 1024);
+}
+
+TEST(ReadSpaceTest, APartReplyIsKeptAndTheReadGoesAfterIt) {
+  char shared[64];
+  Buffer in;
+  in.append("$10\r\n01234");
+  const uv_buf_t buf = readSpace(false, uv_buf_init(shared, sizeof shared), in, 16 * 1024);
+  EXPECT_EQ(buf.base, in.readPtr() + 10);
+  EXPECT_GE(buf.len, 16u * 1024);
+  EXPECT_EQ(in.view(), "$10\r\n01234");
+}
+
+TEST(ReadFailureTest, EachFailedReadInTheWordsRequestsAreFailedWith) {
+  EXPECT_EQ(readFailure(UV_EOF), "connection closed by the server");
+  EXPECT_EQ(readFailure(UV_ENOBUFS), "out of memory for the reply");
+  EXPECT_EQ(readFailure(UV_ECONNRESET), "connection reset by peer");  // libuv's own words
+}
+
+TEST(MakeTlsChannelTest, NoContextMeansPlain) {
+  EXPECT_EQ(makeTlsChannel(nullptr, route::ShardAddress("s0", "127.0.0.1", 6379)), nullptr);
+  EXPECT_EQ(makeTlsChannel(nullptr, route::ShardAddress("s0", "/run/redis.sock", 0)), nullptr);
+}
+
+// A loop for one socket; the destructor closes what the test opened and runs the loop dry.
+class SocketLoop {
+ public:
+  SocketLoop() { uv_loop_init(&loop_); }
+  ~SocketLoop() {
+    if (open_) {
+      uv_close(&socket.handle, nullptr);
+    }
+    uv_run(&loop_, UV_RUN_DEFAULT);
+    uv_loop_close(&loop_);
+  }
+  SocketLoop(const SocketLoop&) = delete;
+  SocketLoop& operator=(const SocketLoop&) = delete;
+
+  void init(const route::ShardAddress& address) {
+    initStreamSocket(&loop_, address, &socket, this);
+    open_ = true;
+  }
+  // Connects and runs the loop until the callback has the outcome; false when it could not start.
+  bool connect(const route::ShardAddress& address, std::string* error) {
+    req_.data = this;
+    if (!connectStreamSocket(address, &socket, &req_, &SocketLoop::onConnect, error)) {
+      return false;
+    }
+    uv_run(&loop_, UV_RUN_DEFAULT);
+    return true;
+  }
+
+  StreamSocket socket{};
+  int status = 1;  // the connect callback's; 1: not called
+
+ private:
+  static void onConnect(uv_connect_t* req, int status) {
+    static_cast<SocketLoop*>(req->data)->status = status;
+  }
+  uv_loop_t loop_{};
+  uv_connect_t req_{};
+  bool open_ = false;
+};
+
+TEST(InitStreamSocketTest, AHostIsTcpAndAPathIsAUnixSocket) {
+  SocketLoop tcp;
+  tcp.init(route::ShardAddress("s0", "127.0.0.1", 6379));
+  EXPECT_EQ(tcp.socket.handle.type, UV_TCP);
+  EXPECT_EQ(tcp.socket.handle.data, &tcp);
+  SocketLoop unix_socket;
+  unix_socket.init(route::ShardAddress("s0", "/run/redis.sock", 0));
+  EXPECT_EQ(unix_socket.socket.handle.type, UV_NAMED_PIPE);
+  EXPECT_EQ(unix_socket.socket.handle.data, &unix_socket);
+}
+
+TEST(ConnectStreamSocketTest, AHostThatDoesNotResolveCannotStart) {
+  const route::ShardAddress address("s0", "", 6379);  // no name: no lookup can succeed
+  SocketLoop loop;
+  loop.init(address);
+  std::string error;
+  EXPECT_FALSE(loop.connect(address, &error));
+  EXPECT_EQ(error, "cannot resolve host");
+  EXPECT_EQ(loop.status, 1) << "no callback for an attempt that never started";
+}
+
+TEST(ConnectStreamSocketTest, ARefusedTcpConnectIsReportedThroughTheCallback) {
+  uint16_t port = 0;
+  const int fd = fakes::boundLoopbackSocket(&port);  // bound, not listening: refused
+  ASSERT_GE(fd, 0);
+  const route::ShardAddress address("s0", "127.0.0.1", port);
+  {
+    SocketLoop loop;
+    loop.init(address);
+    std::string error;
+    ASSERT_TRUE(loop.connect(address, &error)) << error;
+    EXPECT_EQ(loop.status, UV_ECONNREFUSED);
+    EXPECT_EQ(error, "");
+  }
+  ::close(fd);
+}
+
+TEST(ConnectStreamSocketTest, AMissingUnixSocketIsReportedThroughTheCallback) {
+  const route::ShardAddress address("s0", "/nonexistent-dir/redis.sock", 0);
+  SocketLoop loop;
+  loop.init(address);
+  std::string error;
+  ASSERT_TRUE(loop.connect(address, &error)) << error;
+  EXPECT_EQ(loop.status, UV_ENOENT);
+}
+
+TEST(ConnectStreamSocketTest, AListeningUnixSocketConnects) {
+  char dir[] = "/tmp/sp-stream-socket-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/redis.sock";
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(fd, 4), 0);
+  const route::ShardAddress address("s0", path, 0);
+  {
+    SocketLoop loop;
+    loop.init(address);
+    std::string error;
+    ASSERT_TRUE(loop.connect(address, &error)) << error;
+    EXPECT_EQ(loop.status, 0);
+  }
+  ::close(fd);
+  ::unlink(path.c_str());
+  ::rmdir(dir);
+}
+
+}  // namespace
+}  // namespace sp::backend
