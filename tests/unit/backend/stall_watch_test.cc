@@ -95,5 +95,49 @@ TEST(StallWatchTest, AShrinkingKernelQueueIsProgress) {
   EXPECT_EQ(w.check(2000, 0, kUnknown, 1000), 0u);
 }
 
+TEST(StallWatchTest, AZeroLimitIsAStallAtTheFirstCheck) {
+  StallWatch w;
+  w.restart(500, 0);
+  EXPECT_EQ(w.check(500, 0, kUnknown, 0), 0u);
+}
+
+TEST(StallWatchTest, AClockBehindTheLastByteWaitsTheWholeLimit) {
+  // A check whose clock reads earlier than the last progress (a cached loop time) counts no idle
+  // time, rather than wrapping around into a stall.
+  StallWatch w;
+  w.restart(0, 0);
+  w.progress(2000);
+  EXPECT_EQ(w.check(1500, 0, kUnknown, 1000), 1000u);
+  EXPECT_EQ(w.check(3000, 0, kUnknown, 1000), 0u);
+}
+
+TEST(StallWatchTest, AGrowingKernelQueueIsNotProgress) {
+  StallWatch w;
+  w.restart(0, 0, 1u << 20);
+  EXPECT_EQ(w.check(600, 0, 2u << 20, 1000), 400u);
+  EXPECT_EQ(w.check(1000, 0, 3u << 20, 1000), 0u);
+}
+
+TEST(StallWatchTest, EachCheckSetsTheQueueBaselineForTheNext) {
+  // The write queue shrank once, then stood still: the limit runs from the check that saw it
+  // shrink, not from the restart.
+  StallWatch w;
+  w.restart(0, 1000);
+  EXPECT_EQ(w.check(800, 600, kUnknown, 1000), 1000u);
+  EXPECT_EQ(w.check(1500, 600, kUnknown, 1000), 300u);
+  EXPECT_EQ(w.check(1800, 600, kUnknown, 1000), 0u);
+}
+
+TEST(StallWatchTest, ProgressLeavesTheQueueBaselinesAlone) {
+  // A reply read while a large write waits: the clock restarts, and the queue shrinking after it
+  // still counts against the size seen at the restart.
+  StallWatch w;
+  w.restart(0, 5000, 9000);
+  w.progress(400);
+  EXPECT_EQ(w.check(1300, 5000, 9000, 1000), 100u);
+  EXPECT_EQ(w.check(1400, 5000, 8999, 1000), 1000u);  // the kernel took a byte
+  EXPECT_EQ(w.check(2400, 5000, 8999, 1000), 0u);
+}
+
 }  // namespace
 }  // namespace sp::backend
