@@ -4,9 +4,15 @@
 // words; a connection lost in the middle of a pipeline fails what was sent after the last reply,
 // and the next request is served on a new connection; a -BUSY answer to the health PING keeps the
 // connection up and is no failure; and a reply that arrives in parts reaches its request whole.
+// A reply with no request is a protocol error that fails the connection; a health PING is never
+// doubled while one is outstanding; a large value arriving in parts reaches its request whole; a
+// retired connection finishes what it was sent and then shuts down, at once when idle and without
+// reconnecting when it fails; and a shutdown answers what waits with "proxy shutting down".
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend/backend_conn.h"
@@ -189,6 +195,177 @@ TEST(BackendConnScriptTest, AReplyInPartsReachesItsRequestWhole) {
   EXPECT_EQ(handler.catcher.delivered[0].reply, "$10\r\n0123456789\r\n");
   EXPECT_EQ(handler.catcher.delivered[1].request, &requests[1]);
   EXPECT_EQ(handler.catcher.delivered[1].reply, bulk("v:after"));
+}
+
+TEST(BackendConnScriptTest, AReplyWithNoRequestFailsTheConnection) {
+  FakeReplyHandler handler;
+  ScriptedShard shard([](const Argv& argv) {
+    return argv.back() == "k0" ? ScriptedShard::reply("+OK\r\n+EXTRA\r\n") : plainShard(argv);
+  });
+  WorkerHarness harness(oneShard(shard.port()), quiet);
+  std::vector<InFlightRequest> requests(2);
+  harness.worker().post(
+      [&](net::Worker& w) { poolOf(w).at(0, 0).send(getCommand("k0"), &requests[0], 0); });
+  ASSERT_TRUE(handler.catcher.waitFor(1));
+  // The extra reply is counted, and the connection dropped.
+  uint64_t errors = 0;
+  for (int i = 0; i < 2000 && errors == 0; ++i) {
+    errors = onWorker<uint64_t>(
+        harness.worker(), [](net::Worker& w) { return w.stats().protocol_errors_backend.get(); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(errors, 1u);
+  harness.worker().post(
+      [&](net::Worker& w) { poolOf(w).at(0, 0).send(getCommand("k1"), &requests[1], 0); });
+  ASSERT_TRUE(handler.catcher.waitFor(2));
+  std::lock_guard lock(handler.catcher.mu);
+  EXPECT_EQ(handler.catcher.delivered[0].reply, "+OK\r\n");
+  EXPECT_EQ(handler.catcher.delivered[1].request, &requests[1]);
+  EXPECT_EQ(handler.catcher.delivered[1].reply, bulk("v:k1"));
+  EXPECT_EQ(shard.connectionsAccepted(), 2u);  // served on a new connection
+}
+
+TEST(BackendConnScriptTest, AHealthPingIsNotSentAgainWhileOneIsOutstanding) {
+  FakeReplyHandler handler;
+  ScriptedShard shard([](const Argv& argv) {
+    return argv[0] == "PING" ? ScriptedShard::reply("+PONG\r\n") : plainShard(argv);
+  });
+  WorkerHarness harness(oneShard(shard.port()), quiet);
+  const auto up = [&] {
+    return onWorker<bool>(harness.worker(), [](net::Worker& w) {
+      return poolOf(w).at(0, 0).state() == net::BackendState::kUp;
+    });
+  };
+  for (int i = 0; i < 2000 && !up(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(up());
+  InFlightRequest request;
+  harness.worker().post([&](net::Worker& w) {
+    BackendConn& conn = poolOf(w).at(0, 0);
+    conn.ping();
+    conn.ping();  // the first is outstanding: nothing
+    conn.send(getCommand("k"), &request, 0);
+  });
+  ASSERT_TRUE(handler.catcher.waitFor(1));
+  // The PONG has come (it was answered before the GET): the next ping goes out.
+  harness.worker().post([](net::Worker& w) { poolOf(w).at(0, 0).ping(); });
+  ASSERT_TRUE(shard.waitForCommands(3));
+  EXPECT_EQ(shard.commands(), (std::vector<Argv>{{"PING"}, {"GET", "k"}, {"PING"}}));
+}
+
+TEST(BackendConnScriptTest, ALargeValueInManyPartsReachesItsRequestWhole) {
+  FakeReplyHandler handler;
+  const std::string value(300000, 'x');
+  ScriptedShard shard([&](const Argv& argv) {
+    if (argv.back() == "big") {
+      const std::string reply = bulk(value);
+      return ScriptedShard::Answer{
+          {reply.substr(0, 100), reply.substr(100, 150000), reply.substr(150100)}, false};
+    }
+    return plainShard(argv);
+  });
+  WorkerHarness harness(oneShard(shard.port()), quiet);
+  std::vector<InFlightRequest> requests(2);
+  harness.worker().post([&](net::Worker& w) {
+    poolOf(w).at(0, 0).send(getCommand("big"), &requests[0], 0);
+    poolOf(w).at(0, 0).send(getCommand("after"), &requests[1], 0);
+  });
+  ASSERT_TRUE(handler.catcher.waitFor(2));
+  std::lock_guard lock(handler.catcher.mu);
+  EXPECT_EQ(handler.catcher.delivered[0].request, &requests[0]);
+  EXPECT_TRUE(handler.catcher.delivered[0].reply == bulk(value));
+  EXPECT_EQ(handler.catcher.delivered[1].request, &requests[1]);
+  EXPECT_EQ(handler.catcher.delivered[1].reply, bulk("v:after"));
+}
+
+TEST(BackendConnScriptTest, ARetiredConnectionFinishesWhatItWasSentThenShutsDown) {
+  FakeReplyHandler handler;
+  ScriptedShard shard(plainShard);
+  WorkerHarness harness(oneShard(shard.port()), quiet);
+  std::vector<InFlightRequest> requests(2);
+  struct Seen {
+    Standing standing;
+    bool accepting;
+  };
+  const Seen retiring = onWorker<Seen>(harness.worker(), [&](net::Worker& w) {
+    BackendConn& conn = poolOf(w).at(0, 0);
+    conn.send(getCommand("k0"), &requests[0], 0);
+    conn.send(getCommand("k1"), &requests[1], 0);
+    conn.retire();
+    return Seen{conn.standing(), conn.accepting()};
+  });
+  EXPECT_EQ(retiring.standing, Standing::kRetiring);
+  EXPECT_FALSE(retiring.accepting);
+  ASSERT_TRUE(handler.catcher.waitFor(2));
+  {
+    std::lock_guard lock(handler.catcher.mu);
+    EXPECT_EQ(handler.catcher.delivered[0].request, &requests[0]);
+    EXPECT_EQ(handler.catcher.delivered[0].reply, bulk("v:k0"));
+    EXPECT_EQ(handler.catcher.delivered[1].request, &requests[1]);
+    EXPECT_EQ(handler.catcher.delivered[1].reply, bulk("v:k1"));
+  }
+  bool closed = false;
+  for (int i = 0; i < 2000 && !closed; ++i) {
+    closed = onWorker<bool>(harness.worker(),
+                            [](net::Worker& w) { return poolOf(w).at(0, 0).fullyClosed(); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_TRUE(closed);
+}
+
+TEST(BackendConnScriptTest, ARetiredIdleConnectionShutsDownAtOnce) {
+  ScriptedShard shard(plainShard);
+  WorkerHarness harness(oneShard(shard.port()), quiet);
+  const Standing standing = onWorker<Standing>(harness.worker(), [](net::Worker& w) {
+    poolOf(w).at(0, 0).retire();
+    return poolOf(w).at(0, 0).standing();
+  });
+  EXPECT_EQ(standing, Standing::kShutDown);
+}
+
+TEST(BackendConnScriptTest, ARetiredConnectionThatFailsShutsDownWithoutReconnecting) {
+  FakeReplyHandler handler;
+  ScriptedShard shard([](const Argv& argv) {
+    return argv[0] == "GET" ? ScriptedShard::hangUp() : plainShard(argv);
+  });
+  WorkerHarness harness(oneShard(shard.port()), quiet);
+  InFlightRequest request;
+  harness.worker().post([&](net::Worker& w) {
+    poolOf(w).at(0, 0).send(getCommand("k"), &request, 0);
+    poolOf(w).at(0, 0).retire();
+  });
+  ASSERT_TRUE(handler.catcher.waitFor(1));
+  {
+    std::lock_guard lock(handler.catcher.mu);
+    EXPECT_TRUE(handler.catcher.delivered[0].reply.starts_with(unavailable(shard.port())))
+        << handler.catcher.delivered[0].reply;
+  }
+  EXPECT_EQ(onWorker<Standing>(harness.worker(),
+                               [](net::Worker& w) { return poolOf(w).at(0, 0).standing(); }),
+            Standing::kShutDown);  // final: no reconnect
+}
+
+TEST(BackendConnScriptTest, AShutdownAnswersWhatWaitsWithProxyShuttingDown) {
+  FakeReplyHandler handler;
+  ScriptedShard shard([](const Argv&) { return ScriptedShard::Answer{}; });  // silent
+  WorkerHarness harness(oneShard(shard.port()), quiet);
+  std::vector<InFlightRequest> requests(2);
+  const std::string ejected = onWorker<std::string>(harness.worker(), [&](net::Worker& w) {
+    BackendConn& conn = poolOf(w).at(0, 0);
+    conn.send(getCommand("k0"), &requests[0], 0);
+    conn.send(getCommand("k1"), &requests[1], 0);
+    conn.shutdown();
+    return conn.accepting() ? std::string("still accepting") : conn.ejectedError();
+  });
+  const std::string error = unavailable(shard.port()) + "proxy shutting down\r\n";
+  EXPECT_EQ(ejected, error);  // what a request refused from now on is told
+  ASSERT_TRUE(handler.catcher.waitFor(2));
+  std::lock_guard lock(handler.catcher.mu);
+  EXPECT_EQ(handler.catcher.delivered[0].request, &requests[0]);
+  EXPECT_EQ(handler.catcher.delivered[0].reply, error);
+  EXPECT_EQ(handler.catcher.delivered[1].request, &requests[1]);
+  EXPECT_EQ(handler.catcher.delivered[1].reply, error);
 }
 
 }  // namespace

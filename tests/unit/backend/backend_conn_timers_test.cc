@@ -5,7 +5,8 @@
 // again after backend.retry_timeout_ms, doubling up to its maximum, until a probe gets its PONG;
 // a connect that never completes fails at backend.connect_timeout_ms. A dedicated connection
 // (DedicatedConn) lets a blocking command wait past any timeout, and fails an ordinary one at
-// backend.timeout_ms. No test waits for a timer.
+// backend.timeout_ms, or a slow command at backend.slow_timeout_ms. Requests queued while the
+// connection waits to reconnect go out in order once it is up. No test waits for a timer.
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -28,6 +29,7 @@
 #include "fakes/scripted_shard.h"
 #include "fakes/worker_harness.h"
 #include "net/worker.h"
+#include "resp/command_table.h"
 
 namespace sp::backend {
 namespace {
@@ -323,6 +325,88 @@ TEST(DedicatedConnTimersTest, ABlockingCommandWaitsPastAnyTimeoutAndAnOrdinaryOn
   EXPECT_EQ(handler.catcher.delivered[0].reply,
             "-ERR shard s0 (127.0.0.1:" + std::to_string(shard.port()) +
                 ") unavailable: timeout after 200 ms\r\n");
+}
+
+TEST(BackendConnTimersTest, RequestsQueuedWhileReconnectingGoOutInOrderOnceUp) {
+  FakeReplyHandler handler;
+  uint16_t port = 0;
+  const int fd = boundLoopbackSocket(&port);  // refused until it listens
+  ASSERT_GE(fd, 0);
+  TimedHarness t(port, [](config::Config& c) {
+    c.backend_failure_limit = 100;
+    c.backend_reconnect_min_ms = 100;
+  });
+  EXPECT_EQ(nextRetryDelay(t), 100u);
+  std::vector<InFlightRequest> requests(3);
+  t.worker().post([&](net::Worker& w) {
+    for (size_t i = 0; i < requests.size(); ++i) {
+      poolOf(w).at(0, 0).send(getCommand("k" + std::to_string(i)), &requests[i], 0);
+    }
+  });
+  ASSERT_EQ(::listen(fd, 16), 0);
+  t.advance(100);
+  pollfd p{fd, POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 10000), 1);
+  const int c = ::accept(fd, nullptr, nullptr);
+  ASSERT_GE(c, 0);
+  const std::string expected = getCommand("k0") + getCommand("k1") + getCommand("k2");
+  std::string in;
+  char buf[256];
+  while (in.size() < expected.size()) {
+    pollfd q{c, POLLIN, 0};
+    ASSERT_EQ(::poll(&q, 1, 10000), 1);
+    const ssize_t n = ::read(c, buf, sizeof buf);
+    ASSERT_GT(n, 0);
+    in.append(buf, static_cast<size_t>(n));
+  }
+  EXPECT_EQ(in, expected);
+  const std::string replies = "+r0\r\n+r1\r\n+r2\r\n";
+  ASSERT_EQ(::write(c, replies.data(), replies.size()), static_cast<ssize_t>(replies.size()));
+  ASSERT_TRUE(handler.catcher.waitFor(3));
+  {
+    std::lock_guard lock(handler.catcher.mu);
+    for (size_t i = 0; i < requests.size(); ++i) {
+      EXPECT_EQ(handler.catcher.delivered[i].request, &requests[i]);
+      EXPECT_EQ(handler.catcher.delivered[i].reply, "+r" + std::to_string(i) + "\r\n");
+    }
+  }
+  ::close(c);
+  ::close(fd);
+}
+
+TEST(DedicatedConnTimersTest, ASlowCommandGetsTheSlowLimitOnADedicatedConnection) {
+  FakeReplyHandler handler;
+  fakes::ScriptedShard shard([](const fakes::ScriptedShard::Argv&) {
+    return fakes::ScriptedShard::Answer{};  // reads everything, answers nothing
+  });
+  QuietOwner owner;
+  InFlightRequest eval;
+  eval.cmd = resp::CommandTable::instance().find("EVAL");
+  ASSERT_NE(eval.cmd, nullptr);
+  TimedHarness t(shard.port(), [](config::Config& c) {
+    c.backend_timeout_ms = 200;
+    c.backend_slow_timeout_ms = 5000;
+  });
+  t.worker().post([&](net::Worker& w) {
+    std::string error;
+    DedicatedConn* conn = dedicatedOf(w).acquire(0, DedicatedConn::Mode::kCommands, &owner, &error);
+    ASSERT_NE(conn, nullptr) << error;
+    conn->send("*3\r\n$4\r\nEVAL\r\n$8\r\nreturn 1\r\n$1\r\n0\r\n", &eval, 0, 1, false);
+  });
+  ASSERT_TRUE(t.until(
+      [&] { return received(shard, "EVAL") && t.fake->armedCount("shard.dedicated") == 1; }));
+  EXPECT_EQ(onWorker<uint64_t>(
+                t.worker(), [&](net::Worker&) { return t.fake->nextDueInMs("shard.dedicated"); }),
+            5000u);
+  t.advance(4999);
+  EXPECT_EQ(deliveredCount(handler), 0u);
+  t.advance(1);  // the connection fails, and frees itself: nothing left to discard
+  ASSERT_TRUE(handler.catcher.waitFor(1));
+  std::lock_guard lock(handler.catcher.mu);
+  EXPECT_EQ(handler.catcher.delivered[0].request, &eval);
+  EXPECT_EQ(handler.catcher.delivered[0].reply,
+            "-ERR shard s0 (127.0.0.1:" + std::to_string(shard.port()) +
+                ") unavailable: timeout after 5000 ms\r\n");
 }
 
 }  // namespace
