@@ -4,7 +4,10 @@
 // replica, to the primary at once when the replica is down (prefer-replica), in turn with the
 // primary (round-robin), or to the replica even when it is down (replica-only); a cluster redirect
 // target is a listed shard's connection or one opened on demand, retired on the next reload; and
-// RESP3 clients get connections of their own, built on first use.
+// RESP3 clients get connections of their own, built on first use. A client keeps one of a shard's
+// backend.connections; read_from primary ignores a live replica; a reconcile keeps or rebuilds
+// shards as told and counts what it retired; after a shutdown, connections made on demand are shut
+// down at once.
 #include "backend/backend_pool.h"
 
 #include <gtest/gtest.h>
@@ -277,6 +280,105 @@ TEST(BackendPoolTest, Resp3ClientsGetConnectionsOfTheirOwnBuiltOnFirstUse) {
   EXPECT_EQ(seen.after, 3u);  // shard 1's RESP3 connection only
   EXPECT_TRUE(seen.separate);
   EXPECT_TRUE(seen.stable);
+}
+
+TEST(BackendPoolTest, EachClientKeepsOneOfTheShardsConnections) {
+  fakes::FakeShards shards(2, noViolation);
+  WorkerHarness harness(shards.topology(), [](config::Config& c) {
+    noPings(c);
+    c.backend_connections = 3;
+  });
+  EXPECT_TRUE(onWorker<bool>(harness.worker(), [](net::Worker& w) {
+    BackendPool& pool = poolOf(w);
+    EXPECT_EQ(pool.connsPerShard(), 3u);
+    EXPECT_EQ(connectionCount(pool), 6u);
+    EXPECT_EQ(&pool.primary(0, 3), &pool.at(0, 0));
+    EXPECT_EQ(&pool.primary(0, 4), &pool.at(0, 1));
+    EXPECT_EQ(&pool.primary(1, 5), &pool.at(1, 2));
+    EXPECT_EQ(&pool.primary(1, 5), &pool.primary(1, 5));
+    EXPECT_NE(&pool.at(0, 0), &pool.at(0, 1));
+    return true;
+  }));
+}
+
+TEST(BackendPoolTest, ReadFromPrimaryIgnoresALiveReplica) {
+  fakes::FakeShards primary(1, noViolation);
+  fakes::FakeShards replica(1, noViolation);
+  WorkerHarness harness(withReplica(primary.port(0), replica.port(0)), [](config::Config& c) {
+    noPings(c);
+    c.read_from = config::ReadFrom::kPrimary;
+  });
+  ASSERT_TRUE(eventually(harness.worker(), [](net::Worker& w) {
+    bool up = false;
+    poolOf(w).forEach([&](BackendConn& conn) {
+      up = up || (conn.replica() && conn.state() == net::BackendState::kUp);
+    });
+    return up;
+  }));
+  EXPECT_TRUE(onWorker<bool>(harness.worker(), [](net::Worker& w) {
+    bool all = true;
+    for (int i = 0; i < 10; ++i) {
+      all = all && &poolOf(w).forRead(0, 7) == &poolOf(w).primary(0, 7);
+    }
+    return all;
+  }));
+}
+
+TEST(BackendPoolTest, AReconcileKeepsOrRebuildsShardsAsToldAndCountsWhatItRetired) {
+  fakes::FakeShards shards(2, noViolation);
+  WorkerHarness harness(shards.topology(), noPings);
+  struct Seen {
+    BackendPool::Reconciled kept;
+    BackendPool::Reconciled rebuilt;
+    bool same_after_keep = false;
+    bool new_after_rebuild = false;
+    size_t retired = 0;
+  };
+  const Seen seen = onWorker<Seen>(harness.worker(), [](net::Worker& w) {
+    BackendPool& pool = poolOf(w);
+    const route::Topology& topology = w.topology();
+    Seen s;
+    BackendConn* before = &pool.at(1, 0);
+    s.kept = pool.reconcile(topology, topology, true);
+    s.same_after_keep = &pool.at(1, 0) == before;
+    pool.primary(0, 7, resp::Protocol::kResp3);  // a RESP3 connection, retired too
+    s.rebuilt = pool.reconcile(topology, topology, false);
+    s.new_after_rebuild = &pool.at(1, 0) != before;
+    s.retired = pool.retiredCount();
+    return s;
+  });
+  EXPECT_EQ(seen.kept.kept, 2u);
+  EXPECT_EQ(seen.kept.retired, 0u);
+  EXPECT_TRUE(seen.same_after_keep);
+  EXPECT_EQ(seen.rebuilt.kept, 0u);
+  EXPECT_EQ(seen.rebuilt.retired, 3u);
+  EXPECT_TRUE(seen.new_after_rebuild);
+  EXPECT_EQ(seen.retired, 3u);
+  // Idle, they shut down at once and are freed once their sockets have closed.
+  EXPECT_TRUE(eventually(harness.worker(), [](net::Worker& w) {
+    poolOf(w).sweepRetired();
+    return poolOf(w).retiredCount() == 0;
+  }));
+}
+
+TEST(BackendPoolTest, AfterAShutdownConnectionsMadeOnDemandAreShutDownAtOnce) {
+  fakes::FakeShards listed(1, noViolation);
+  fakes::FakeShards unlisted(1, noViolation);
+  WorkerHarness harness(listed.topology(), noPings);
+  struct Seen {
+    Standing node;
+    Standing resp3;
+    Standing listed;
+  };
+  const Seen seen = onWorker<Seen>(harness.worker(), [&](net::Worker& w) {
+    BackendPool& pool = poolOf(w);
+    pool.shutdown();
+    return Seen{pool.node("127.0.0.1", unlisted.port(0), 0, 7, resp::Protocol::kResp2).standing(),
+                pool.primary(0, 7, resp::Protocol::kResp3).standing(), pool.at(0, 0).standing()};
+  });
+  EXPECT_EQ(seen.node, Standing::kShutDown);
+  EXPECT_EQ(seen.resp3, Standing::kShutDown);
+  EXPECT_EQ(seen.listed, Standing::kShutDown);
 }
 
 }  // namespace
