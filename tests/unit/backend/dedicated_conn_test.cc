@@ -12,12 +12,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "backend/backend_conn.h"
@@ -64,6 +66,10 @@ class RecordingOwner : public DedicatedOwner {
   void onDedicatedIdle(DedicatedConn& /*conn*/) override { ++idle; }
   void onDedicatedFailed(DedicatedConn& conn) override {
     failed_while_failed = conn.life() == Life::kFailed && conn.failed();
+    {
+      std::lock_guard lock(mu);
+      failed_conns.push_back(&conn);
+    }
     failure = conn.failure();
     ++failures;
   }
@@ -72,7 +78,8 @@ class RecordingOwner : public DedicatedOwner {
   std::atomic<bool> failed_while_failed{false};
   std::string failure;
   std::mutex mu;
-  std::vector<std::string> pushes;  // guarded by mu
+  std::vector<std::string> pushes;           // guarded by mu
+  std::vector<DedicatedConn*> failed_conns;  // guarded by mu; each frees itself once closed
 };
 
 TEST(DedicatedConnTest, AHangUpAnswersTheRequestThenTellsTheOwnerOnce) {
@@ -138,17 +145,43 @@ ScriptedShard::Answer plainShard(const Argv& argv) {
 const std::string kBlpop = "*3\r\n$5\r\nBLPOP\r\n$1\r\nk\r\n$1\r\n0\r\n";
 
 // A worker over one scripted shard, and its dedicated connections reached from the test. An
-// owned connection keeps the worker from stopping: the test discards what it still holds.
+// owned connection keeps the worker from stopping, so whatever the test still holds at the end
+// (one that neither failed nor went back to the pool, as after a failed assertion) is discarded
+// first. The owners must outlive it.
 struct DedicatedHarness {
   explicit DedicatedHarness(const ScriptedShard::Script& script,
-                            const std::function<void(config::Config&)>& tune = fakes::noPings)
-      : shard(script), harness(fakes::oneShard(shard.port()), tune) {}
+                            const std::function<void(config::Config&)>& tune = fakes::noPings,
+                            const std::string& password = "")
+      : shard(script), harness(topology(shard.port(), password), tune) {}
+  ~DedicatedHarness() {
+    onWorker<bool>(worker(), [&](net::Worker& w) {
+      for (const auto& [conn, owner] : held_) {
+        std::lock_guard lock(owner->mu);
+        if (std::find(owner->failed_conns.begin(), owner->failed_conns.end(), conn) ==
+            owner->failed_conns.end()) {
+          dedicatedOf(w).discard(conn);
+        }
+      }
+      return true;
+    });
+  }
+  static route::TopologyPtr topology(uint16_t port, const std::string& password) {
+    route::ShardAddress address("s0", "127.0.0.1", port);
+    address.password = password;
+    return route::Topology::evenSplit({address});
+  }
+  DedicatedHarness(const DedicatedHarness&) = delete;
+  DedicatedHarness& operator=(const DedicatedHarness&) = delete;
   net::Worker& worker() { return harness.worker(); }
-  DedicatedConn* acquire(DedicatedOwner* owner, std::string* error, Mode mode = Mode::kCommands,
+  DedicatedConn* acquire(RecordingOwner* owner, std::string* error, Mode mode = Mode::kCommands,
                          resp::Protocol protocol = resp::Protocol::kResp2, uint16_t s = 0) {
-    return onWorker<DedicatedConn*>(worker(), [&](net::Worker& w) {
+    DedicatedConn* conn = onWorker<DedicatedConn*>(worker(), [&](net::Worker& w) {
       return dedicatedOf(w).acquire(s, mode, owner, error, protocol);
     });
+    if (conn != nullptr) {
+      held_.emplace_back(conn, owner);
+    }
+    return conn;
   }
   void send(DedicatedConn* conn, const std::string& bytes, InFlightRequest* request,
             uint32_t fragment = 0, uint32_t replies = 1, bool blocking = false) {
@@ -158,12 +191,14 @@ struct DedicatedHarness {
     });
   }
   void release(DedicatedConn* conn) {
+    letGo(conn);
     onWorker<bool>(worker(), [&](net::Worker& w) {
       dedicatedOf(w).release(conn);
       return true;
     });
   }
   void discard(DedicatedConn* conn) {
+    letGo(conn);
     onWorker<bool>(worker(), [&](net::Worker& w) {
       dedicatedOf(w).discard(conn);
       return true;
@@ -182,6 +217,12 @@ struct DedicatedHarness {
 
   ScriptedShard shard;
   fakes::WorkerHarness harness;
+
+ private:
+  void letGo(DedicatedConn* conn) {
+    std::erase_if(held_, [conn](const auto& held) { return held.first == conn; });
+  }
+  std::vector<std::pair<DedicatedConn*, RecordingOwner*>> held_;
 };
 
 std::vector<fakes::DeliveredReply> delivered(fakes::FakeReplyHandler& handler) {
@@ -490,29 +531,26 @@ TEST(DedicatedConnTest, AReplyWithNoCommandFailsTheConnection) {
 TEST(DedicatedConnTest, ARefusedAuthFailsTheQueuedCommandWithTheShardsWords) {
   fakes::FakeReplyHandler handler;
   RecordingOwner owner;
-  ScriptedShard shard([](const Argv& argv) {
-    return argv[0] == "AUTH" ? ScriptedShard::reply("-WRONGPASS invalid username-password pair\r\n")
-                             : plainShard(argv);
-  });
-  route::ShardAddress address("s0", "127.0.0.1", shard.port());
-  address.password = "wrong";
-  fakes::WorkerHarness harness(route::Topology::evenSplit({address}), [](config::Config& c) {
-    fakes::noPings(c);
-    c.backend_failure_limit = 1000;  // the shared connection is refused too: keep it accepting
-  });
+  DedicatedHarness h(
+      [](const Argv& argv) {
+        return argv[0] == "AUTH"
+                   ? ScriptedShard::reply("-WRONGPASS invalid username-password pair\r\n")
+                   : plainShard(argv);
+      },
+      [](config::Config& c) {
+        fakes::noPings(c);
+        c.backend_failure_limit = 1000;  // the shared connection is refused too: keep it accepting
+      },
+      "wrong");
+  std::string error;
+  DedicatedConn* conn = h.acquire(&owner, &error);
+  ASSERT_NE(conn, nullptr) << error;
   InFlightRequest request;
-  harness.worker().post([&](net::Worker& w) {
-    std::string error;
-    DedicatedConn* conn = dedicatedOf(w).acquire(0, Mode::kCommands, &owner, &error);
-    ASSERT_NE(conn, nullptr) << error;
-    conn->send(getCommand("k"), &request, 0, 1, false);
-  });
+  h.send(conn, getCommand("k"), &request);
   ASSERT_TRUE(handler.catcher.waitFor(1));
   ASSERT_TRUE(eventually([&] { return owner.failures.load() == 1; }));
   const std::string why = "authentication failed: WRONGPASS invalid username-password pair";
-  EXPECT_EQ(delivered(handler)[0].reply,
-            "-ERR shard s0 (127.0.0.1:" + std::to_string(shard.port()) + ") unavailable: " + why +
-                "\r\n");
+  EXPECT_EQ(delivered(handler)[0].reply, h.unavailable(why));
   EXPECT_EQ(owner.failure, why);
 }
 
