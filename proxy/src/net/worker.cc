@@ -93,6 +93,12 @@ Worker::~Worker() {
   shards_.reset();
   clients_.reset();
   timers_.reset();
+  if (heartbeat_ms_.load(std::memory_order_acquire) == 0) {
+    // Built but never started: the mailbox's handle is still open, and the loop frees what it
+    // holds only once its handles are closed.
+    uv_close(reinterpret_cast<uv_handle_t*>(&mailbox_async_), nullptr);
+    uv_run(&loop_, UV_RUN_DEFAULT);
+  }
   uv_loop_close(&loop_);
 }
 
