@@ -195,6 +195,28 @@ class ClusterBackendTest : public ::testing::Test {
     return keys;
   }
 
+  // Gives `key`'s slot to B in both masters' views, then waits (5 s at most) until B serves the
+  // key. Between the two SETSLOTs, A's gossip can win the slot back in B's view when A's config
+  // epoch is the higher one; B then claims it again with a bumped epoch until its claim stands.
+  static bool giveSlotToB(const MasterPair& m, Client& direct_a, Client& direct_b,
+                          const std::string& key) {
+    const std::string slot = keySlot(direct_a, key);
+    if (direct_b.cmd({"CLUSTER", "SETSLOT", slot, "NODE", m.b_id}) != "OK" ||
+        direct_a.cmd({"CLUSTER", "SETSLOT", slot, "NODE", m.b_id}) != "OK") {
+      return false;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (direct_b.cmd({"EXISTS", key}).rfind("(error) MOVED", 0) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        return false;
+      }
+      direct_b.cmd({"CLUSTER", "SETSLOT", slot, "NODE", m.b_id});
+      direct_b.cmd({"CLUSTER", "BUMPEPOCH"});
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return true;
+  }
+
   static std::string keySlot(Client& node, const std::string& key) {
     return node.cmd({"CLUSTER", "KEYSLOT", key}).substr(10);  // after "(integer) "
   }
@@ -464,9 +486,7 @@ TEST_F(ClusterBackendTest, RedirectOnAReplacedConnectionIsFollowed) {
   // Move the slot of `moved` from A to B by hand (it holds no keys), and write the key on B.
   Client direct_a(m.a_port);
   Client direct_b(m.b_port);
-  const std::string slot = keySlot(direct_a, moved);
-  ASSERT_EQ(direct_b.cmd({"CLUSTER", "SETSLOT", slot, "NODE", m.b_id}), "OK");
-  ASSERT_EQ(direct_a.cmd({"CLUSTER", "SETSLOT", slot, "NODE", m.b_id}), "OK");
+  ASSERT_TRUE(giveSlotToB(m, direct_a, direct_b, moved));
   ASSERT_EQ(direct_b.cmd({"SET", moved, "on-b"}), "OK");
   // A holds its next write for 5 s (ample for the reload below, even under a sanitizer): SET
   // `held` blocks the proxy's connection to A, and GET `moved`, which the proxy still routes to
@@ -504,9 +524,7 @@ TEST_F(ClusterBackendTest, EveryFragmentOfASplitFollowsItsRedirect) {
   std::vector<std::string> mget = {"MGET"};
   std::string expected;
   for (size_t i = 0; i < kSlots; ++i) {
-    const std::string slot = keySlot(direct_a, keys[i]);
-    ASSERT_EQ(direct_b.cmd({"CLUSTER", "SETSLOT", slot, "NODE", m.b_id}), "OK");
-    ASSERT_EQ(direct_a.cmd({"CLUSTER", "SETSLOT", slot, "NODE", m.b_id}), "OK");
+    ASSERT_TRUE(giveSlotToB(m, direct_a, direct_b, keys[i]));
     ASSERT_EQ(direct_b.cmd({"SET", keys[i], "v" + std::to_string(i)}), "OK");
     mget.push_back(keys[i]);
     expected += (i == 0 ? "[v" : ", v") + std::to_string(i);
@@ -531,9 +549,7 @@ TEST_F(ClusterBackendTest, Resp3ClientsFollowRedirectsToo) {
   Client direct_b(m.b_port);
   std::string mget = "*4\r\n$4\r\nMGET\r\n";
   for (const std::string& key : keys) {
-    const std::string slot = keySlot(direct_a, key);
-    ASSERT_EQ(direct_b.cmd({"CLUSTER", "SETSLOT", slot, "NODE", m.b_id}), "OK");
-    ASSERT_EQ(direct_a.cmd({"CLUSTER", "SETSLOT", slot, "NODE", m.b_id}), "OK");
+    ASSERT_TRUE(giveSlotToB(m, direct_a, direct_b, key));
     mget += "$" + std::to_string(key.size()) + "\r\n" + key + "\r\n";
   }
   ASSERT_EQ(direct_b.cmd({"HSET", keys[0], "f", "v"}), "(integer) 1");
