@@ -332,13 +332,16 @@ void Worker::startIdleTimer() {
     idle_timer_->stop();
     return;
   }
+  idle_timer_->start(idleSweepMs());
+}
+
+uint64_t Worker::idleSweepMs() const {
   // One sweep per quarter of the timeout (0.1 to 1 s apart): a client goes at most that late.
-  idle_sweep_ms_ = std::clamp<uint64_t>(idle_timeout_ms_ / 4, 100, 1000);
-  idle_timer_->start(idle_sweep_ms_);
+  return std::clamp<uint64_t>(idle_timeout_ms_ / 4, 100, 1000);
 }
 
 void Worker::onIdleTimer() {
-  idle_timer_->start(idle_sweep_ms_);
+  idle_timer_->start(idleSweepMs());
   clients_->closeIdle(timers_->nowMs(), idle_timeout_ms_);
 }
 

@@ -130,8 +130,9 @@ class Worker {
   void onAcceptable(const Listener& listener);
   void onConnection(int fd, const Listener& listener);
   bool refuseOnSpare(int listen_fd);  // EMFILE/ENFILE: false when no spare descriptor could be had
-  void pauseAccepting();  // for kAcceptPauseMs, when accept fails and cannot be answered
-  void startIdleTimer();  // limits.timeout: the idle-client sweep, or none
+  void pauseAccepting();         // for kAcceptPauseMs, when accept fails and cannot be answered
+  void startIdleTimer();         // limits.timeout: the idle-client sweep, or none
+  uint64_t idleSweepMs() const;  // the sweep's period while idle_timeout_ms_ > 0
   void onIdleTimer();
   void onStopRequested();
   void onDrainTimer();
@@ -159,7 +160,6 @@ class Worker {
   std::unique_ptr<Timer> ping_timer_;    // backend health pings, re-armed each round
   std::unique_ptr<Timer> trim_timer_;    // memory return, re-armed each second
   int spare_fd_ = -1;                    // /dev/null, given up to refuse a connection on EMFILE
-  uint64_t idle_sweep_ms_ = 0;           // the sweep's period while idle_timeout_ms_ > 0
   uint64_t idle_timeout_ms_ = 0;
   uv_async_t stop_async_{};
   uv_async_t mailbox_async_{};
