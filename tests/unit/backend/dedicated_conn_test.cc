@@ -542,11 +542,18 @@ TEST(DedicatedConnTest, ARefusedAuthFailsTheQueuedCommandWithTheShardsWords) {
         c.backend_failure_limit = 1000;  // the shared connection is refused too: keep it accepting
       },
       "wrong");
+  // Acquired and given its command in one turn of the worker's loop, as a session does: the
+  // refusal may arrive on the next turn, and a failed connection takes no commands.
   std::string error;
-  DedicatedConn* conn = h.acquire(&owner, &error);
-  ASSERT_NE(conn, nullptr) << error;
   InFlightRequest request;
-  h.send(conn, getCommand("k"), &request);
+  const bool queued = onWorker<bool>(h.worker(), [&](net::Worker& w) {
+    DedicatedConn* conn = dedicatedOf(w).acquire(0, Mode::kCommands, &owner, &error);
+    if (conn != nullptr) {
+      conn->send(getCommand("k"), &request, 0, 1, false);
+    }
+    return conn != nullptr;
+  });
+  ASSERT_TRUE(queued) << error;
   ASSERT_TRUE(handler.catcher.waitFor(1));
   ASSERT_TRUE(eventually([&] { return owner.failures.load() == 1; }));
   const std::string why = "authentication failed: WRONGPASS invalid username-password pair";
