@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "resp/command_table.h"
+#include "resp/errors.h"
 #include "resp/protocol.h"
 
 namespace sp::net {
@@ -27,16 +28,18 @@ struct InFlightRequest {
   // its histogram bucket (kNoBucket: not measured), reused when the request completes.
   uint64_t reply_us = 0;
   uint8_t reply_bucket = kNoBucket;
-  // The proxy answered a fragment with its own shard-unavailable error (deliverUnavailable): an
-  // error reply of this request counts as result="unavailable", not as the shard's error.
-  bool shard_unavailable = false;
+  // Which of the proxy's own errors answered this request or one of its fragments (the
+  // catalogue of resp/errors.h; kNone: none did). An error reply of a request marked
+  // kShardUnavailable (deliverUnavailable) counts as result="unavailable", not as the shard's
+  // error; any mark counts in shardproxy_proxy_errors_total when the request's reply is an error.
+  resp::err::ProxyError proxy_error = resp::err::ProxyError::kNone;
 
   void resetInFlight() {
     cmd = nullptr;
     start_ns = 0;
     reply_us = 0;
     reply_bucket = kNoBucket;
-    shard_unavailable = false;
+    proxy_error = resp::err::ProxyError::kNone;
   }
 };
 
@@ -117,7 +120,7 @@ inline void deliverReply(net::Worker& worker, InFlightRequest* request, uint32_t
 // the request, so that metrics count it by this mark and never by the text.
 inline void deliverUnavailable(net::Worker& worker, InFlightRequest* request, uint32_t fragment,
                                std::string_view error) {
-  request->shard_unavailable = true;
+  request->proxy_error = resp::err::ProxyError::kShardUnavailable;
   deliverReply(worker, request, fragment, error);
 }
 

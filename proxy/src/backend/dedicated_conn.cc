@@ -491,7 +491,7 @@ size_t DedicatedPool::idleCount() const {
 }
 
 DedicatedConn* DedicatedPool::acquire(uint16_t shard, DedicatedConn::Mode mode,
-                                      DedicatedOwner* owner, std::string* error,
+                                      DedicatedOwner* owner, resp::err::ErrorReply* error,
                                       resp::Protocol protocol) {
   const route::Topology& topology = worker_.topology();
   if (shut_down_ || shard >= topology.shardCount()) {
@@ -500,7 +500,7 @@ DedicatedConn* DedicatedPool::acquire(uint16_t shard, DedicatedConn::Mode mode,
   }
   BackendConn& shared = poolOf(worker_).at(shard, 0);
   if (!shared.accepting()) {
-    *error = shared.ejectedError();
+    *error = {resp::err::ProxyError::kShardUnavailable, shared.ejectedError()};
     return nullptr;
   }
   const route::ShardAddress& address = topology.shards()[shard];
@@ -526,7 +526,8 @@ DedicatedConn* DedicatedPool::acquire(uint16_t shard, DedicatedConn::Mode mode,
   conn->start();
   if (conn->failed()) {
     // It failed at once (cannot resolve, cannot connect); it frees itself once closed.
-    *error = resp::err::shardUnavailable(address.label(), conn->failure_);
+    *error = {resp::err::ProxyError::kShardUnavailable,
+              resp::err::shardUnavailable(address.label(), conn->failure_)};
     return nullptr;
   }
   conn->owner_ = owner;

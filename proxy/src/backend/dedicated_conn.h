@@ -32,6 +32,7 @@
 #include "backend/stream_socket.h"
 #include "core/buffer.h"
 #include "net/timers.h"
+#include "resp/errors.h"
 #include "resp/protocol.h"
 #include "resp/reply_scanner.h"
 #include "route/topology.h"
@@ -185,7 +186,8 @@ class DedicatedPool {
   // the shard is ejected (the shared connection fails fast) or the worker is shutting down:
   // answer with *error then.
   DedicatedConn* acquire(uint16_t shard, DedicatedConn::Mode mode, DedicatedOwner* owner,
-                         std::string* error, resp::Protocol protocol = resp::Protocol::kResp2);
+                         resp::err::ErrorReply* error,
+                         resp::Protocol protocol = resp::Protocol::kResp2);
   // Back from its owner: kept for reuse when idle, healthy and in command mode (up to
   // kMaxIdlePerShard per shard), closed otherwise.
   void release(DedicatedConn* conn);

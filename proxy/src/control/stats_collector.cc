@@ -7,6 +7,7 @@
 #include "metrics/process_metrics.h"
 #include "net/proxy_context.h"
 #include "net/worker.h"
+#include "resp/errors.h"
 
 namespace sp::control {
 
@@ -88,6 +89,17 @@ void collectWorkers(const ProxyContext& context, FamilySet* set) {
              "error reply, output_limit, max_clients, shutdown, out_of_memory, idle_timeout: "
              "limits.timeout, error)",
              kCounter, {{"reason", kCloseReasonNames[r]}}, static_cast<double>(total));
+  }
+  for (size_t e = 1; e < resp::err::kProxyErrors; ++e) {  // [0] is kNone
+    uint64_t total = 0;
+    for (const Worker* w : workers) {
+      total += w->stats().proxy_errors[e].get();
+    }
+    set->add("shardproxy_proxy_errors_total",
+             "Error replies that are the proxy's own, by kind: shard_unavailable, shutting_down, "
+             "not_supported, disabled, cross_slot, keyless_script, spans_every_shard, "
+             "unmergeable (shard replies it cannot merge), no_reply (a defect, logged)",
+             kCounter, {{"error", resp::err::kProxyErrorLabels[e]}}, static_cast<double>(total));
   }
   for (size_t r = 0; r < kParseErrors; ++r) {
     const auto reason = static_cast<resp::ParseError>(r);

@@ -21,6 +21,7 @@
 #include "metrics/hot_counter.h"
 #include "metrics/latency_histogram.h"
 #include "resp/command_table.h"
+#include "resp/errors.h"
 #include "resp/parse_status.h"
 
 namespace sp::net {
@@ -327,6 +328,8 @@ struct WorkerStats {
   ShardStatsTable replica_shards;      // [shard]: all of its replicas' connections
   CommandStatsTable commands_by_name;  // INFO commandstats / latencystats
   ErrorCodes error_codes;              // INFO errorstats
+  // The proxy's own error replies by kind (resp/errors.h's catalogue; [kNone] stays 0).
+  std::array<Counter, resp::err::kProxyErrors> proxy_errors;
 
   explicit WorkerStats(const std::vector<std::string>& shard_names) {
     shards.bind(shard_names);
@@ -337,6 +340,11 @@ struct WorkerStats {
     requests[static_cast<size_t>(c)][static_cast<size_t>(r)].add();
   }
   void countClose(CloseReason why) { closed[static_cast<size_t>(why)].add(); }
+  void countProxyError(resp::err::ProxyError kind) {
+    if (kind != resp::err::ProxyError::kNone) {
+      proxy_errors[static_cast<size_t>(kind)].add();
+    }
+  }
 };
 
 #undef SP_DECLARE_FIELD

@@ -98,32 +98,36 @@ std::string shardUnavailable(std::string_view shard_label, std::string_view why)
   return line("ERR shard " + std::string(shard_label) + " unavailable: " + std::string(why));
 }
 
-std::string execAbortShardUnavailable(std::string_view shard_label, std::string_view why) {
-  return line("EXECABORT Transaction discarded: shard " + std::string(shard_label) +
-              " unavailable: " + std::string(why));
+ErrorReply execAbortShardUnavailable(std::string_view shard_label, std::string_view why) {
+  return {ProxyError::kShardUnavailable,
+          line("EXECABORT Transaction discarded: shard " + std::string(shard_label) +
+               " unavailable: " + std::string(why))};
 }
 
-std::string notSupported(std::string_view label, std::string_view reason) {
+ErrorReply notSupported(std::string_view label, std::string_view reason) {
   std::string err = "ERR command '" + spaced(label) + "' is not supported by shardproxy";
   if (!reason.empty()) {
     err += ": ";
     err += reason;
   }
-  return line(err);
+  return {ProxyError::kNotSupported, line(err)};
 }
 
-std::string disabledByConfig(std::string_view label) {
-  return line("ERR command '" + spaced(label) +
-              "' is disabled by the shardproxy configuration (deny_commands)");
+ErrorReply disabledByConfig(std::string_view label) {
+  return {ProxyError::kDisabled,
+          line("ERR command '" + spaced(label) +
+               "' is disabled by the shardproxy configuration (deny_commands)")};
 }
 
-std::string noReply(std::string_view label) {
-  return line("ERR shardproxy: command '" + spaced(label) + "' produced no reply");
+ErrorReply noReply(std::string_view label) {
+  return {ProxyError::kNoReply,
+          line("ERR shardproxy: command '" + spaced(label) + "' produced no reply")};
 }
 
-std::string spansEveryShard(std::string_view label) {
-  return line("ERR command '" + spaced(label) +
-              "' spans every shard and cannot be part of a transaction through shardproxy");
+ErrorReply spansEveryShard(std::string_view label) {
+  return {ProxyError::kSpansEveryShard,
+          line("ERR command '" + spaced(label) +
+               "' spans every shard and cannot be part of a transaction through shardproxy")};
 }
 
 std::string reloadFailed(std::string_view why) {

@@ -8,23 +8,82 @@
 //     docs/operations.md list them; metrics tell them apart by a mark on the request
 //     (backend::deliverUnavailable), never by matching text.
 // Nothing else in the proxy spells out an error reply.
+//
+// The proxy's own errors form a catalogue: each belongs to one ProxyError kind, whose label names
+// it in shardproxy_proxy_errors_total{error} and in the docs. The kind travels with the text from
+// where the error is chosen (an Own constant, an ErrorReply, the mark on a request) to the
+// counter, so that no counter depends on how a reply is worded.
 #pragma once
 
+#include <array>
+#include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace sp::resp::err {
+
+// ---- the catalogue ----
+
+enum class ProxyError : uint8_t {
+  kNone,              // not the proxy's own: redis-server's words, or a shard's reply
+  kShardUnavailable,  // shardUnavailable, execAbortShardUnavailable: down, ejected, failed
+  kShuttingDown,      // kShuttingDown
+  kNotSupported,      // notSupported, kSelectOtherDatabase
+  kDisabled,          // disabledByConfig, kConfigSetDisabled: switched off by the configuration
+  kCrossSlot,         // kCrossSlot, kCrossShard: keys of one request in several slots or shards
+  kKeylessScript,     // kKeylessScript
+  kSpansEveryShard,   // spansEveryShard: a keyspace-wide command queued in a transaction
+  kUnmergeable,       // kUnexpected*Reply, kShortSplitReply, kShardsDiffer, kScanCursorTooLarge
+  kNoReply,           // noReply: a defect of the proxy's, logged
+};
+inline constexpr size_t kProxyErrors = 10;
+inline constexpr std::array<std::string_view, kProxyErrors> kProxyErrorLabels = {
+    "none",       "shard_unavailable", "shutting_down",     "not_supported", "disabled",
+    "cross_slot", "keyless_script",    "spans_every_shard", "unmergeable",   "no_reply"};
+inline constexpr std::string_view label(ProxyError kind) {
+  return kProxyErrorLabels[static_cast<size_t>(kind)];
+}
+
+// One of the proxy's own errors whose words are fixed.
+struct Own {
+  ProxyError kind;
+  std::string_view text;
+};
+
+// An error reply and the kind it belongs to: what a check that may refuse a request returns, and
+// what a refusal takes. Built from redis-server's words (kind kNone) or from one of the proxy's
+// own (its kind); empty: no error.
+class ErrorReply {
+ public:
+  ErrorReply() = default;
+  ErrorReply(std::string_view words) : text_(words) {}        // NOLINT: redis-server's words
+  ErrorReply(std::string words) : text_(std::move(words)) {}  // NOLINT: likewise
+  ErrorReply(const char* words) : text_(words) {}             // NOLINT: likewise
+  ErrorReply(Own own) : kind_(own.kind), text_(own.text) {}   // NOLINT: the proxy's own
+  ErrorReply(ProxyError kind, std::string text) : kind_(kind), text_(std::move(text)) {}
+
+  bool empty() const { return text_.empty(); }
+  ProxyError kind() const { return kind_; }
+  const std::string& text() const { return text_; }
+
+ private:
+  ProxyError kind_ = ProxyError::kNone;
+  std::string text_;
+};
 
 // ---- redis-server's words ----
 
 inline constexpr std::string_view kSyntax = "-ERR syntax error\r\n";
 inline constexpr std::string_view kNotInteger = "-ERR value is not an integer or out of range\r\n";
-inline constexpr std::string_view kCrossSlot =
-    "-CROSSSLOT Keys in request don't hash to the same slot\r\n";
+// Redis Cluster's words, the proxy's refusal (a redis-server without cluster mode has no slots).
+inline constexpr Own kCrossSlot = {ProxyError::kCrossSlot,
+                                   "-CROSSSLOT Keys in request don't hash to the same slot\r\n"};
 // The same refusal where the pool's placement has no slots (twemproxy's distributions).
-inline constexpr std::string_view kCrossShard =
-    "-CROSSSLOT Keys in request don't hash to the same shard\r\n";
+inline constexpr Own kCrossShard = {ProxyError::kCrossSlot,
+                                    "-CROSSSLOT Keys in request don't hash to the same shard\r\n"};
 inline constexpr std::string_view kInvalidCursor = "-ERR invalid cursor\r\n";
 inline constexpr std::string_view kMaxClients = "-ERR max number of clients reached\r\n";
 
@@ -93,45 +152,51 @@ inline constexpr std::string_view kInvalidArguments =
 
 // ---- the proxy's own ----
 
-// "-ERR shard <label> unavailable: <why>": the shard is down, ejected, timed out or failed the
-// request. The only errors the proxy counts as result="unavailable": backend::deliverUnavailable
-// delivers them and marks the request, so the count never depends on the text.
+// "-ERR shard <label> unavailable: <why>" (kShardUnavailable): the shard is down, ejected, timed
+// out or failed the request. The only errors the proxy counts as result="unavailable":
+// backend::deliverUnavailable delivers them and marks the request with their kind.
 std::string shardUnavailable(std::string_view shard_label, std::string_view why);
 // A transaction whose pinned shard connection failed: nothing of it ran.
-std::string execAbortShardUnavailable(std::string_view shard_label, std::string_view why);
-inline constexpr std::string_view kShuttingDown = "-ERR shardproxy is shutting down\r\n";
+ErrorReply execAbortShardUnavailable(std::string_view shard_label, std::string_view why);
+inline constexpr Own kShuttingDown = {ProxyError::kShuttingDown,
+                                      "-ERR shardproxy is shutting down\r\n"};
 // A command the proxy answers itself whose handler wrote nothing (a defect, logged): the request
 // still gets a reply, so that later replies stay with their requests.
-std::string noReply(std::string_view label);
+ErrorReply noReply(std::string_view label);
 
 // "-ERR command 'x' is not supported by shardproxy" (docs/commands.md, Unsupported), with the
 // reason where one helps (`reason` empty: none).
-std::string notSupported(std::string_view label, std::string_view reason = {});
+ErrorReply notSupported(std::string_view label, std::string_view reason = {});
 // "-ERR command 'x' is disabled by the shardproxy configuration (deny_commands)"
-std::string disabledByConfig(std::string_view label);
+ErrorReply disabledByConfig(std::string_view label);
 // A command that spans every shard (DBSIZE, KEYS, FLUSHALL, ...) queued in a transaction.
-std::string spansEveryShard(std::string_view label);
-inline constexpr std::string_view kConfigSetDisabled =
+ErrorReply spansEveryShard(std::string_view label);
+inline constexpr Own kConfigSetDisabled = {
+    ProxyError::kDisabled,
     "-ERR CONFIG SET is disabled by shardproxy (allow_config_set: true sends it to every "
-    "shard)\r\n";
-inline constexpr std::string_view kKeylessScript =
+    "shard)\r\n"};
+inline constexpr Own kKeylessScript = {
+    ProxyError::kKeylessScript,
     "-ERR a script or function called with no keys runs on one shard of shardproxy's and would "
     "not see keys on the others: pass the keys it uses as arguments (numkeys > 0), or set "
-    "keyless_scripts to the name of a shard to run such calls there\r\n";
-inline constexpr std::string_view kSelectOtherDatabase =
-    "-ERR command 'select' is not supported by shardproxy for databases other than 0\r\n";
+    "keyless_scripts to the name of a shard to run such calls there\r\n"};
+inline constexpr Own kSelectOtherDatabase = {
+    ProxyError::kNotSupported,
+    "-ERR command 'select' is not supported by shardproxy for databases other than 0\r\n"};
 
 // Replies of shards that the proxy cannot merge.
-inline constexpr std::string_view kUnexpectedFanoutReply =
-    "-ERR shardproxy: unexpected reply from a shard to a fanned-out command\r\n";
-inline constexpr std::string_view kUnexpectedSplitReply =
-    "-ERR shardproxy: unexpected reply from a shard to a split command\r\n";
-inline constexpr std::string_view kShortSplitReply =
-    "-ERR shardproxy: short reply from a shard to a split command\r\n";
-inline constexpr std::string_view kShardsDiffer =
-    "-ERR shardproxy: the shards answered differently\r\n";
-inline constexpr std::string_view kScanCursorTooLarge =
-    "-ERR shardproxy: a shard's SCAN cursor is too large to encode\r\n";
+inline constexpr Own kUnexpectedFanoutReply = {
+    ProxyError::kUnmergeable,
+    "-ERR shardproxy: unexpected reply from a shard to a fanned-out command\r\n"};
+inline constexpr Own kUnexpectedSplitReply = {
+    ProxyError::kUnmergeable,
+    "-ERR shardproxy: unexpected reply from a shard to a split command\r\n"};
+inline constexpr Own kShortSplitReply = {
+    ProxyError::kUnmergeable, "-ERR shardproxy: short reply from a shard to a split command\r\n"};
+inline constexpr Own kShardsDiffer = {ProxyError::kUnmergeable,
+                                      "-ERR shardproxy: the shards answered differently\r\n"};
+inline constexpr Own kScanCursorTooLarge = {
+    ProxyError::kUnmergeable, "-ERR shardproxy: a shard's SCAN cursor is too large to encode\r\n"};
 
 // PROXY, the proxy's admin command.
 inline constexpr std::string_view kReloadUnavailable = "-ERR reload is not available\r\n";

@@ -105,7 +105,7 @@ std::string Topology::placementSummary() const {
   return out;
 }
 
-std::string_view Topology::crossUnitError() const {
+resp::err::Own Topology::crossUnitError() const {
   return kind_ == PlacementKind::kTwemproxy ? resp::err::kCrossShard : resp::err::kCrossSlot;
 }
 

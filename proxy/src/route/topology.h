@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "resp/errors.h"
 #include "route/key_slot.h"
 #include "route/placement.h"
 
@@ -78,7 +79,7 @@ class Topology {
   std::string placementSummary() const;
   // The refusal of a multi-key command whose keys fall in several units (CROSSSLOT; "shard"
   // rather than "slot" where the placement has no slots).
-  std::string_view crossUnitError() const;
+  resp::err::Own crossUnitError() const;
 
   const std::vector<ShardAddress>& shards() const { return shards_; }
   size_t shardCount() const { return shards_.size(); }

@@ -30,7 +30,7 @@ bool BlockingLane::blocks(const resp::CommandInfo& cmd, std::span<const std::str
 Verdict BlockingLane::onRequest(const resp::RequestFrame& frame, std::string_view raw,
                                 const resp::CommandInfo& cmd) {
   std::span<const std::string_view> args(frame.args);
-  if (const std::string error = requestError(&cmd, args); !error.empty()) {
+  if (const resp::err::ErrorReply error = requestError(&cmd, args); !error.empty()) {
     state_.refuse(error);
     return Verdict::kHandled;
   }

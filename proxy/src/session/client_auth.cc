@@ -149,7 +149,7 @@ bool denied(const std::vector<std::string>& deny_commands, const resp::CommandIn
   return false;
 }
 
-std::string deniedError(const resp::CommandInfo& cmd) {
+resp::err::ErrorReply deniedError(const resp::CommandInfo& cmd) {
   return resp::err::disabledByConfig(cmd.name);
 }
 

@@ -24,6 +24,7 @@
 
 #include "config/config.h"
 #include "resp/command_table.h"
+#include "resp/errors.h"
 #include "resp/request_parser.h"
 
 namespace sp::session {
@@ -76,7 +77,7 @@ std::string noPermError(const resp::CommandInfo& cmd);
 // True when deny_commands names the command, its container, or (for "container sub") it.
 // Entries are matched case-insensitively; a space stands for Redis' '|'.
 bool denied(const std::vector<std::string>& deny_commands, const resp::CommandInfo& cmd);
-std::string deniedError(const resp::CommandInfo& cmd);
+resp::err::ErrorReply deniedError(const resp::CommandInfo& cmd);
 
 // The parser limits for a client that has not authenticated yet (never above `normal`).
 resp::ParserLimits unauthenticatedLimits(const resp::ParserLimits& normal);

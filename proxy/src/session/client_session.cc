@@ -321,7 +321,9 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
       if (worker_.logLimiter().allow()) {
         spdlog::error("worker {}: command '{}' produced no reply", worker_.index(), cmd->name);
       }
-      reply = resp::err::noReply(cmd->name);
+      const resp::err::ErrorReply error = resp::err::noReply(cmd->name);
+      stats.countProxyError(error.kind());
+      reply = error.text();
     }
     observeImmediate(stats, cmd,
                      resp::isError(reply) ? net::RequestResult::kError : net::RequestResult::kOk);
@@ -346,7 +348,7 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
     return;
   }
   if (plan.kind == route::RouteKind::kNoKeys) {
-    std::string error;
+    resp::err::ErrorReply error;
     if (keylessScript(*cmd, args, worker_.config(), &plan.shard, &error) && !error.empty()) {
       refuse(error);
       return;
@@ -518,10 +520,12 @@ void ClientSession::replyBefore(PendingRequest* before, std::string_view bytes) 
   drainCompleted();
 }
 
-void ClientSession::refuse(std::string_view error_line) {
-  worker_.stats().commands_refused.add();
-  observeImmediate(worker_.stats(), nullptr, net::RequestResult::kRefused);
-  replyNow(error_line);
+void ClientSession::refuse(const resp::err::ErrorReply& error) {
+  net::WorkerStats& stats = worker_.stats();
+  stats.commands_refused.add();
+  stats.countProxyError(error.kind());
+  observeImmediate(stats, nullptr, net::RequestResult::kRefused);
+  replyNow(error.text());
 }
 
 void ClientSession::protocolError() {

@@ -27,6 +27,7 @@
 #include "core/intrusive_queue.h"
 #include "net/flush_batch.h"
 #include "net/worker_stats.h"
+#include "resp/errors.h"
 #include "resp/protocol.h"
 #include "resp/request_parser.h"
 #include "resp/resp3.h"
@@ -130,7 +131,8 @@ class ClientSession final : public net::Flushable {
   // reply ahead of it: a pub/sub message read ahead of that request's reply on the same shard
   // connection. Behind everything when `before` is null or no longer queued.
   void replyBefore(PendingRequest* before, std::string_view bytes);
-  void refuse(std::string_view error_line);  // "-ERR ...\r\n" counted as refused
+  // An error line ("-ERR ...\r\n"), counted as refused and, when the proxy's own, by its kind.
+  void refuse(const resp::err::ErrorReply& error);
   void protocolError();
   void drainCompleted();
   void appendOutput(std::string_view bytes);

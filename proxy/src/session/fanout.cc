@@ -34,7 +34,7 @@ void sendSplit(net::Worker& worker, uint64_t client_id, PendingRequest* request,
             : backend::poolOf(worker).primary(shard, client_id, request->protocol);
     if (!conn.accepting()) {
       request->fragment_replies[f] = conn.ejectedError();
-      request->shard_unavailable = true;
+      request->proxy_error = resp::err::ProxyError::kShardUnavailable;
       --request->outstanding;
       continue;
     }
@@ -96,7 +96,7 @@ void mergeArrays(PendingRequest* request) {
   }
   for (size_t f = 0; f < fragments; ++f) {
     if (!resp::readArrayElements(request->fragment_replies[f], &elements[f])) {
-      request->reply = resp::err::kUnexpectedSplitReply;
+      request->answerOwn(resp::err::kUnexpectedSplitReply);
       return;
     }
   }
@@ -106,7 +106,7 @@ void mergeArrays(PendingRequest* request) {
     const auto& frag = elements[request->key_fragment[k]];
     const uint32_t pos = request->key_position[k];
     if (pos >= frag.size()) {
-      request->reply = resp::err::kShortSplitReply;
+      request->answerOwn(resp::err::kShortSplitReply);
       return;
     }
     request->reply.append(frag[pos]);
@@ -133,7 +133,7 @@ void mergeReplies(PendingRequest* request) {
       for (const auto& r : request->fragment_replies) {
         int64_t v = 0;
         if (!resp::readInteger(r, &v)) {
-          request->reply = resp::err::kUnexpectedSplitReply;
+          request->answerOwn(resp::err::kUnexpectedSplitReply);
           return;
         }
         sum += v;
@@ -145,7 +145,7 @@ void mergeReplies(PendingRequest* request) {
     case resp::MergeRule::kAllOk:
       for (const auto& r : request->fragment_replies) {
         if (r != "+OK\r\n") {
-          request->reply = resp::err::kUnexpectedSplitReply;
+          request->answerOwn(resp::err::kUnexpectedSplitReply);
           return;
         }
       }

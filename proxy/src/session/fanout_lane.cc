@@ -25,7 +25,7 @@ namespace sp::session {
 Verdict FanoutLane::onRequest(const resp::RequestFrame& frame, std::string_view raw,
                               const resp::CommandInfo& cmd) {
   std::span<const std::string_view> args(frame.args);
-  if (const std::string error = requestError(&cmd, args); !error.empty()) {
+  if (const resp::err::ErrorReply error = requestError(&cmd, args); !error.empty()) {
     state_.refuse(error);
     return Verdict::kHandled;
   }
@@ -162,12 +162,12 @@ Verdict FanoutLane::onKill(std::string_view bytes, const resp::CommandInfo& cmd)
   request->fragment_replies.resize(shards);
   request->outstanding = static_cast<uint32_t>(shards);
   for (size_t s = 0; s < shards; ++s) {
-    std::string error;
+    resp::err::ErrorReply error;
     backend::DedicatedConn* conn = backend::dedicatedOf(w).acquire(
         static_cast<uint16_t>(s), backend::DedicatedConn::Mode::kCommands, &state_, &error);
     if (conn == nullptr) {
-      request->fragment_replies[s] = error;  // the shard is down, or the proxy stopping
-      request->shard_unavailable = true;
+      request->fragment_replies[s] = error.text();  // the shard is down, or the proxy stopping
+      request->proxy_error = error.kind();
       --request->outstanding;
       continue;
     }

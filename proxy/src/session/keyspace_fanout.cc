@@ -30,7 +30,7 @@ namespace {
 
 constexpr uint64_t kShardMask = (uint64_t{1} << kScanShardBits) - 1;
 constexpr uint64_t kMaxShardCursor = std::numeric_limits<uint64_t>::max() >> kScanShardBits;
-constexpr std::string_view kUnexpected = resp::err::kUnexpectedFanoutReply;
+constexpr resp::err::Own kUnexpected = resp::err::kUnexpectedFanoutReply;
 
 bool parseUnsigned(std::string_view text, uint64_t* out) {
   if (text.empty()) {
@@ -45,7 +45,7 @@ bool allElements(PendingRequest* request, std::vector<std::vector<std::string_vi
   out->resize(request->fragment_replies.size());
   for (size_t f = 0; f < request->fragment_replies.size(); ++f) {
     if (!resp::readArrayElements(request->fragment_replies[f], &(*out)[f])) {
-      request->reply = kUnexpected;
+      request->answerOwn(kUnexpected);
       return false;
     }
   }
@@ -93,7 +93,7 @@ void combineArrays(PendingRequest* request, bool pairs) {
     for (const auto& fragment : elements) {
       int64_t v = 0;
       if (fragment.size() != n || !resp::readInteger(fragment[i], &v)) {
-        request->reply = kUnexpected;
+        request->answerOwn(kUnexpected);
         return;
       }
       combined = pairs ? combined + v : std::min(combined, v);
@@ -122,7 +122,7 @@ void latestPerEvent(PendingRequest* request) {
       if (!resp::readArrayElements(entry, &fields) || fields.size() != 4 ||
           !resp::readInteger(fields[1], &e.time) || !resp::readInteger(fields[2], &e.latest) ||
           !resp::readInteger(fields[3], &e.max)) {
-        request->reply = kUnexpected;
+        request->answerOwn(kUnexpected);
         return;
       }
       e.name = fields[0];
@@ -155,7 +155,7 @@ void minInteger(PendingRequest* request) {
   for (const auto& r : request->fragment_replies) {
     int64_t v = 0;
     if (!resp::readInteger(r, &v)) {
-      request->reply = kUnexpected;
+      request->answerOwn(kUnexpected);
       return;
     }
     best = std::min(best, v);
@@ -168,7 +168,7 @@ void allEqual(PendingRequest* request) {
   const std::string& first = request->fragment_replies[0];
   for (const auto& r : request->fragment_replies) {
     if (r != first) {
-      request->reply = resp::err::kShardsDiffer;
+      request->answerOwn(resp::err::kShardsDiffer);
       return;
     }
   }
@@ -211,11 +211,11 @@ void scanCursor(PendingRequest* request) {
   uint64_t client_next = 0;
   if (!resp::readArrayElements(request->fragment_replies[0], &elements) || elements.size() != 2 ||
       !resp::readString(elements[0], &cursor) || !parseUnsigned(cursor, &next)) {
-    request->reply = kUnexpected;
+    request->answerOwn(kUnexpected);
     return;
   }
   if (!nextScanCursor(request->shard, next, request->merge_arg, &client_next)) {
-    request->reply = resp::err::kScanCursorTooLarge;
+    request->answerOwn(resp::err::kScanCursorTooLarge);
     return;
   }
   std::string out = "*2\r\n";
@@ -265,7 +265,7 @@ void configGetMerge(PendingRequest* request) {
   std::vector<std::pair<std::string_view, std::string_view>> merged;
   std::vector<std::string> disagreements;
   if (!resp::readArrayElements(request->fragment_replies[shards], &own)) {
-    request->reply = kUnexpected;
+    request->answerOwn(kUnexpected);
     return;
   }
   auto name = [](std::string_view element) {
@@ -305,7 +305,11 @@ void configGetMerge(PendingRequest* request) {
     }
   }
   if (answered == 0 && shards > 0) {
-    request->reply = first_error != nullptr ? *first_error : std::string(kUnexpected);
+    if (first_error != nullptr) {
+      request->reply = *first_error;
+    } else {
+      request->answerOwn(kUnexpected);
+    }
     return;
   }
   std::string out;
@@ -382,7 +386,7 @@ void sendToEveryShard(net::Worker& worker, uint64_t client_id, PendingRequest* r
         backend::poolOf(worker).primary(static_cast<uint16_t>(s), client_id, request->protocol);
     if (!conn.accepting()) {
       request->fragment_replies[s] = conn.ejectedError();
-      request->shard_unavailable = true;
+      request->proxy_error = resp::err::ProxyError::kShardUnavailable;
       --request->outstanding;
       continue;
     }
@@ -465,7 +469,7 @@ void mergeFanoutReplies(PendingRequest* request) {
     case resp::MergeRule::kAllOk:
       break;
   }
-  request->reply = kUnexpected;
+  request->answerOwn(kUnexpected);
 }
 
 }  // namespace sp::session

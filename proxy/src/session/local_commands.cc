@@ -26,6 +26,12 @@ bool validClientName(std::string_view name) {
   return true;
 }
 
+// One of the proxy's own errors as a local command's reply, counted by its kind.
+void ownError(ClientSession& session, const resp::err::ErrorReply& error, std::string* reply) {
+  session.worker().stats().countProxyError(error.kind());
+  reply->append(error.text());
+}
+
 }  // namespace
 
 bool clientSetInfo(std::span<const std::string_view> args, std::string* reply) {
@@ -72,7 +78,11 @@ void runLocalCommand(ClientSession& session, const resp::CommandInfo& cmd,
         for (char c : args[1]) {
           numeric = numeric && ((c >= '0' && c <= '9') || c == '-');
         }
-        reply->append(numeric ? resp::err::kSelectOtherDatabase : resp::err::kNotInteger);
+        if (numeric) {
+          ownError(session, resp::err::kSelectOtherDatabase, reply);
+        } else {
+          reply->append(resp::err::kNotInteger);
+        }
       }
       return;
     case Handler::kCommand:
@@ -136,7 +146,7 @@ void runLocalCommand(ClientSession& session, const resp::CommandInfo& cmd,
       ClientCommands::run(session, cmd, args, reply, close_after);
       return;
     default:
-      reply->append(resp::err::notSupported(cmd.name));
+      ownError(session, resp::err::notSupported(cmd.name), reply);
       return;
   }
 }

@@ -38,6 +38,12 @@ struct PendingRequest : backend::InFlightRequest {
   // retried so far.
   std::vector<backend::ClusterTries> tries;
 
+  // Completes with one of the proxy's own errors (a reply of shards it cannot merge).
+  void answerOwn(resp::err::Own error) {
+    reply = error.text;
+    proxy_error = error.kind;
+  }
+
   void reset() {
     owner = nullptr;
     next = nullptr;

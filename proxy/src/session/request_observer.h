@@ -18,13 +18,16 @@ namespace sp::session {
 
 // A completed request's result label: an error reply is the proxy's own for a shard that was down,
 // ejected or failed the request when a fragment was answered so (backend::deliverUnavailable
-// marks the request); any other error reply is the shard's (or the command's) answer.
+// marks the request kShardUnavailable); any other error reply is the shard's (or the command's)
+// answer, or another of the proxy's own (counted by its kind in observeCompletion).
 inline net::RequestResult replyResult(const backend::InFlightRequest& request,
                                       std::string_view reply) {
   if (!resp::isError(reply)) {
     return net::RequestResult::kOk;
   }
-  return request.shard_unavailable ? net::RequestResult::kUnavailable : net::RequestResult::kError;
+  return request.proxy_error == resp::err::ProxyError::kShardUnavailable
+             ? net::RequestResult::kUnavailable
+             : net::RequestResult::kError;
 }
 
 // A request answered at once by the proxy (a local command, or a refusal).
@@ -58,6 +61,7 @@ inline void observeCompletion(net::Worker& worker, const PendingRequest& request
                                  result != net::RequestResult::kOk);
   if (result != net::RequestResult::kOk) {
     stats.error_codes.count(reply);
+    stats.countProxyError(request.proxy_error);
   }
   if (duration_us >= worker.slowlogThresholdUs() && worker.slowlogEnabled()) {
     recordSlowRequest(worker, request, duration_us);

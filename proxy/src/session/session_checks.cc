@@ -8,8 +8,10 @@
 
 namespace sp::session {
 
-std::string crossSlotError(const resp::CommandInfo& cmd, std::span<const std::string_view> args,
-                           std::span<const uint32_t> keys, const route::Topology& topology) {
+resp::err::ErrorReply crossSlotError(const resp::CommandInfo& cmd,
+                                     std::span<const std::string_view> args,
+                                     std::span<const uint32_t> keys,
+                                     const route::Topology& topology) {
   const bool list = cmd.handler == resp::Handler::kListMpop;
   if ((list || cmd.handler == resp::Handler::kZsetMpop) && !keys.empty()) {
     const size_t after = keys.back() + 1;
@@ -18,13 +20,13 @@ std::string crossSlotError(const resp::CommandInfo& cmd, std::span<const std::st
         (list ? equalsIgnoreCase(args[after], "left") || equalsIgnoreCase(args[after], "right")
               : equalsIgnoreCase(args[after], "min") || equalsIgnoreCase(args[after], "max"));
     if (!ok) {
-      return std::string(resp::err::kSyntax);
+      return resp::err::kSyntax;
     }
   }
-  return std::string(topology.crossUnitError());
+  return topology.crossUnitError();
 }
 
-std::string unsupportedError(const resp::CommandInfo& cmd) {
+resp::err::ErrorReply unsupportedError(const resp::CommandInfo& cmd) {
   if (cmd.handler == resp::Handler::kClientTracking) {
     return resp::err::notSupported(
         cmd.name,
@@ -34,7 +36,8 @@ std::string unsupportedError(const resp::CommandInfo& cmd) {
   return resp::err::notSupported(cmd.name);
 }
 
-std::string requestError(const resp::CommandInfo* cmd, std::span<const std::string_view> args) {
+resp::err::ErrorReply requestError(const resp::CommandInfo* cmd,
+                                   std::span<const std::string_view> args) {
   if (cmd == nullptr) {
     return resp::err::unknownCommand(args);
   }
@@ -52,7 +55,7 @@ std::string requestError(const resp::CommandInfo* cmd, std::span<const std::stri
 }
 
 bool keylessScript(const resp::CommandInfo& cmd, std::span<const std::string_view> args,
-                   const config::Config& config, uint16_t* shard, std::string* error) {
+                   const config::Config& config, uint16_t* shard, resp::err::ErrorReply* error) {
   bool eval = false;
   switch (cmd.handler) {
     case resp::Handler::kEval:

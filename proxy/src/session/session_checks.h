@@ -9,6 +9,7 @@
 
 #include "config/config.h"
 #include "resp/command_table.h"
+#include "resp/errors.h"
 #include "route/topology.h"
 
 namespace sp::session {
@@ -27,13 +28,16 @@ inline bool shardJudgesMalformedKeys(const resp::CommandInfo& cmd) {
 // redis-server rejects the request's syntax first. LMPOP/BLMPOP (ZMPOP/BZMPOP) must have LEFT or
 // RIGHT (MIN or MAX) after their keys: `LMPOP 2 list LEFT` names the keys "list" and "LEFT" and no
 // direction, a syntax error on redis-server, not a cross-slot request.
-std::string crossSlotError(const resp::CommandInfo& cmd, std::span<const std::string_view> args,
-                           std::span<const uint32_t> keys, const route::Topology& topology);
+resp::err::ErrorReply crossSlotError(const resp::CommandInfo& cmd,
+                                     std::span<const std::string_view> args,
+                                     std::span<const uint32_t> keys,
+                                     const route::Topology& topology);
 
 // The refusal for an unknown command or subcommand (of any container: a subcommand the table
 // does not have is unknown to redis-server too), a wrong arity, a partial key group of a split
 // command or an unsupported command; empty when the request passes. The texts: resp/errors.h.
-std::string requestError(const resp::CommandInfo* cmd, std::span<const std::string_view> args);
+resp::err::ErrorReply requestError(const resp::CommandInfo* cmd,
+                                   std::span<const std::string_view> args);
 
 // A script or function called with no keys (EVAL body 0, EVALSHA sha 0, FCALL name 0 and their
 // _RO forms) runs on a single shard and would read nil for, or write beside, a key that lives on
@@ -42,11 +46,11 @@ std::string requestError(const resp::CommandInfo* cmd, std::span<const std::stri
 // EVALSHA and FCALL, whose bodies the proxy does not see. Returns false for a command that is not
 // such a call. Otherwise true, with *error set (a refusal) or *shard (where it runs).
 bool keylessScript(const resp::CommandInfo& cmd, std::span<const std::string_view> args,
-                   const config::Config& config, uint16_t* shard, std::string* error);
+                   const config::Config& config, uint16_t* shard, resp::err::ErrorReply* error);
 
 // The refusal of a command the proxy does not serve (kCmdUnsupported), with the reason where one
 // helps the client: client-side caching (CLIENT TRACKING, CACHING) would wait for invalidation
 // pushes that no shard connection of the client's could carry.
-std::string unsupportedError(const resp::CommandInfo& cmd);
+resp::err::ErrorReply unsupportedError(const resp::CommandInfo& cmd);
 
 }  // namespace sp::session

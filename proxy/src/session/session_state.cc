@@ -62,7 +62,7 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
     return gate;
   }
   if (cmd != nullptr) {
-    std::string error;
+    resp::err::ErrorReply error;
     if (!config.deny_commands.empty() && denied(config.deny_commands, *cmd)) {
       error = deniedError(*cmd);
     } else if (!permitted(auth_.rights(), *cmd, args)) {
@@ -105,7 +105,7 @@ SessionState::Verdict SessionState::route(const resp::RequestFrame& frame, std::
       default:
         break;
     }
-    if (const std::string error = requestError(cmd, args); !error.empty()) {
+    if (const resp::err::ErrorReply error = requestError(cmd, args); !error.empty()) {
       refuse(error);
       return Verdict::kHandled;
     }
@@ -173,7 +173,7 @@ PendingRequest* SessionState::queueRequest(const resp::CommandInfo* cmd) {
 
 void SessionState::reply(std::string_view bytes) { session_.replyNow(bytes); }
 
-void SessionState::refuse(std::string_view error) { session_.refuse(error); }
+void SessionState::refuse(const resp::err::ErrorReply& error) { session_.refuse(error); }
 
 std::string_view SessionState::commandBytes(const resp::RequestFrame& frame, std::string_view raw) {
   if (!frame.is_inline) {
@@ -185,7 +185,8 @@ std::string_view SessionState::commandBytes(const resp::RequestFrame& frame, std
   return command;
 }
 
-backend::DedicatedConn* SessionState::acquireDedicated(uint16_t shard, std::string* error) {
+backend::DedicatedConn* SessionState::acquireDedicated(uint16_t shard,
+                                                       resp::err::ErrorReply* error) {
   backend::DedicatedConn* conn = backend::dedicatedOf(worker()).acquire(
       shard, backend::DedicatedConn::Mode::kCommands, this, error, session_.protocol());
   if (conn != nullptr) {
@@ -210,7 +211,7 @@ SessionState::Verdict SessionState::sendOnConn(backend::DedicatedConn** slot, ui
     return Verdict::kDefer;
   }
   if (conn == nullptr) {
-    std::string error;
+    resp::err::ErrorReply error;
     conn = acquireDedicated(shard, &error);
     if (conn == nullptr) {
       refuse(error);

@@ -36,6 +36,7 @@
 #include "backend/dedicated_conn.h"
 #include "config/config.h"
 #include "resp/command_table.h"
+#include "resp/errors.h"
 #include "resp/request_parser.h"
 #include "session/auth_gate.h"
 #include "session/blocking_lane.h"
@@ -105,8 +106,8 @@ class SessionState final : public backend::DedicatedOwner {
   bool fifoEmpty() const;
   // A request answered here, queued in the FIFO (its reply completes it).
   PendingRequest* queueRequest(const resp::CommandInfo* cmd);
-  void reply(std::string_view bytes);   // in FIFO order
-  void refuse(std::string_view error);  // in FIFO order, counted as refused
+  void reply(std::string_view bytes);               // in FIFO order
+  void refuse(const resp::err::ErrorReply& error);  // in FIFO order, counted as refused
   // The request's bytes as a RESP array (an inline request re-encoded in scratch space).
   std::string_view commandBytes(const resp::RequestFrame& frame, std::string_view raw);
   // Writes the replies that are complete at the front of the FIFO.
@@ -114,7 +115,7 @@ class SessionState final : public backend::DedicatedOwner {
   // A dedicated connection to `shard` in the client's protocol, owned by this session, for the
   // dedicated lane just taken without one (mayTake(kDedicated, nullptr)), which it becomes;
   // nullptr with *error set when none can be had.
-  backend::DedicatedConn* acquireDedicated(uint16_t shard, std::string* error);
+  backend::DedicatedConn* acquireDedicated(uint16_t shard, resp::err::ErrorReply* error);
   // Sends `bytes` for `cmd` on *slot's connection to `shard` (one is acquired when *slot is null,
   // and one of another shard retired first), as a new request in the FIFO.
   Verdict sendOnConn(backend::DedicatedConn** slot, uint16_t shard, const resp::CommandInfo& cmd,

@@ -121,7 +121,7 @@ Verdict SubscriberLane::onSubscribedRequest(const resp::RequestFrame& frame,
   return Verdict::kHandled;
 }
 
-backend::DedicatedConn* SubscriberLane::conn(uint16_t shard, std::string* error) {
+backend::DedicatedConn* SubscriberLane::conn(uint16_t shard, resp::err::ErrorReply* error) {
   if (conns_.size() <= shard) {
     conns_.resize(state_.worker().topology().shardCount());
   }
@@ -222,7 +222,7 @@ Verdict SubscriberLane::onPubSub(const resp::RequestFrame& frame, const resp::Co
     // Every connection first: a shard that cannot be reached leaves the subscriptions as they
     // were.
     for (const auto& [shard, list] : targets) {
-      std::string error;
+      resp::err::ErrorReply error;
       if (conn(shard, &error) == nullptr) {
         if (!subscribed()) {
           dropIdleConns();

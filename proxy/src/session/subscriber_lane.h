@@ -53,7 +53,7 @@ class SubscriberLane {
   void discardAll(backend::DedicatedPool& pool);  // the client is gone
 
  private:
-  backend::DedicatedConn* conn(uint16_t shard, std::string* error);
+  backend::DedicatedConn* conn(uint16_t shard, resp::err::ErrorReply* error);
   void dropIdleConns();
 
   SessionState& state_;

@@ -39,7 +39,7 @@ int32_t slotOfKeys(std::span<const std::string_view> args, std::span<const uint3
 
 }  // namespace
 
-void TransactionLane::abort(std::string_view error) {
+void TransactionLane::abort(const resp::err::ErrorReply& error) {
   tx_.aborted = true;
   state_.refuse(error);
 }
@@ -47,7 +47,7 @@ void TransactionLane::abort(std::string_view error) {
 void TransactionLane::forgetWatch() {
   watching_ = false;
   watch_slot_ = -1;
-  watch_lost_.clear();
+  watch_lost_ = {};
 }
 
 Verdict TransactionLane::onMulti() {
@@ -94,7 +94,7 @@ Verdict TransactionLane::onQueued(const resp::RequestFrame& frame, std::string_v
     default:
       break;
   }
-  if (const std::string error = requestError(cmd, args); !error.empty()) {
+  if (const resp::err::ErrorReply error = requestError(cmd, args); !error.empty()) {
     abort(error);
     return Verdict::kHandled;
   }
@@ -120,7 +120,7 @@ Verdict TransactionLane::onQueued(const resp::RequestFrame& frame, std::string_v
   } else if (keys.empty()) {
     // A keyless script inside MULTI runs on the transaction's shard: refused the same way.
     uint16_t shard = 0;
-    std::string error;
+    resp::err::ErrorReply error;
     if (keylessScript(*cmd, args, state_.worker().config(), &shard, &error) && !error.empty()) {
       abort(error);
       return Verdict::kHandled;
@@ -128,7 +128,8 @@ Verdict TransactionLane::onQueued(const resp::RequestFrame& frame, std::string_v
   }
   const route::Topology& topology = state_.worker().topology();
   int32_t slot = slotOfKeys(args, keys, topology);
-  if (slot == -2 && crossSlotError(*cmd, args, keys, topology) != topology.crossUnitError()) {
+  if (slot == -2 &&
+      crossSlotError(*cmd, args, keys, topology).kind() != resp::err::ProxyError::kCrossSlot) {
     slot = -1;  // a syntax error redis-server reports at EXEC: queued keyless, as a malformed one
   }
   if (slot == -2 || (slot >= 0 && tx_.slot >= 0 && slot != tx_.slot)) {
@@ -153,7 +154,7 @@ Verdict TransactionLane::onQueued(const resp::RequestFrame& frame, std::string_v
     if (tx_.slot < 0) {
       tx_.slot = slot;
     }
-    std::string error;
+    resp::err::ErrorReply error;
     const Verdict v = startMulti(&error);
     if (v == Verdict::kDefer) {
       tx_.slot = saved;
@@ -172,7 +173,7 @@ Verdict TransactionLane::onQueued(const resp::RequestFrame& frame, std::string_v
   return Verdict::kHandled;
 }
 
-Verdict TransactionLane::startMulti(std::string* error) {
+Verdict TransactionLane::startMulti(resp::err::ErrorReply* error) {
   // A pinned connection outlives the transaction that needed it only while WATCH holds it (and
   // then its shard is the transaction's): retire() drops it otherwise.
   SP_ASSERT(pinned_ == nullptr || watching_);
@@ -200,13 +201,13 @@ Verdict TransactionLane::startMulti(std::string* error) {
 }
 
 Verdict TransactionLane::onExec(std::string_view raw, const resp::CommandInfo& cmd,
-                                std::string_view abort_error) {
+                                const resp::err::ErrorReply& abort_error) {
   auto finish = [this] {
     tx_.reset();
     forgetWatch();
   };
   if (!tx_.broken.empty()) {
-    const std::string error = tx_.broken;
+    const resp::err::ErrorReply error = tx_.broken;
     finish();
     state_.refuse(error);
     releaseIfUnneeded();
@@ -219,10 +220,10 @@ Verdict TransactionLane::onExec(std::string_view raw, const resp::CommandInfo& c
       }
       pinned_->send(tx_.multi_sent ? kDiscard : kUnwatch, nullptr, 0, 1, false);
     }
-    const std::string error =
-        !abort_error.empty()
-            ? std::string(abort_error)
-            : (tx_.aborted ? std::string(resp::err::kExecAbortPrevious) : watch_lost_);
+    const resp::err::ErrorReply error = !abort_error.empty() ? abort_error
+                                        : tx_.aborted
+                                            ? resp::err::ErrorReply(resp::err::kExecAbortPrevious)
+                                            : watch_lost_;
     finish();
     state_.refuse(error);
     releaseIfUnneeded();
@@ -234,7 +235,7 @@ Verdict TransactionLane::onExec(std::string_view raw, const resp::CommandInfo& c
       state_.reply("*0\r\n");
       return Verdict::kHandled;
     }
-    std::string error;
+    resp::err::ErrorReply error;
     const Verdict v = startMulti(&error);
     if (v == Verdict::kDefer) {
       return v;
@@ -300,7 +301,7 @@ Verdict TransactionLane::onWatch(const resp::RequestFrame& frame, std::string_vi
 
 Verdict TransactionLane::onUnwatch(std::string_view raw, const resp::CommandInfo& cmd) {
   if (pinned_ == nullptr || !watching_) {
-    watch_lost_.clear();
+    watch_lost_ = {};
     state_.reply("+OK\r\n");
     return Verdict::kHandled;
   }
@@ -332,7 +333,7 @@ Verdict TransactionLane::onRequest(const resp::RequestFrame& frame, std::string_
     tx_.aborted = true;
     return onExec(raw, cmd, resp::err::wrongArity(cmd.name));
   }
-  if (const std::string error = requestError(&cmd, args); !error.empty()) {
+  if (const resp::err::ErrorReply error = requestError(&cmd, args); !error.empty()) {
     state_.refuse(error);
     return Verdict::kHandled;
   }
@@ -398,7 +399,7 @@ bool TransactionLane::onFailed(backend::DedicatedConn& conn) {
     return false;
   }
   pinned_ = nullptr;
-  const std::string error =
+  const resp::err::ErrorReply error =
       resp::err::execAbortShardUnavailable(conn.address().label(), conn.failure());
   if (watching_) {
     watch_lost_ = error;  // never an EXEC that runs as if the watched keys were unchanged

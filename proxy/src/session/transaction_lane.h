@@ -31,14 +31,14 @@ class SessionState;
 
 // A transaction in progress (between MULTI and EXEC / DISCARD).
 struct Transaction {
-  bool active = false;      // MULTI was answered +OK: commands are being queued
-  bool aborted = false;     // a command was refused while queuing: EXEC gets -EXECABORT
-  bool multi_sent = false;  // MULTI went out on the pinned connection
-  int32_t slot = -1;        // the slot every key must hash to (WATCH's, or the first key's)
-  std::string held;         // commands queued before the shard was known (answered +QUEUED)
-  uint32_t held_count = 0;  // commands in `held`
-  uint32_t queued = 0;      // commands queued so far (CLIENT LIST multi=)
-  std::string broken;       // the pinned connection failed: EXEC gets this error
+  bool active = false;           // MULTI was answered +OK: commands are being queued
+  bool aborted = false;          // a command was refused while queuing: EXEC gets -EXECABORT
+  bool multi_sent = false;       // MULTI went out on the pinned connection
+  int32_t slot = -1;             // the slot every key must hash to (WATCH's, or the first key's)
+  std::string held;              // commands queued before the shard was known (answered +QUEUED)
+  uint32_t held_count = 0;       // commands in `held`
+  uint32_t queued = 0;           // commands queued so far (CLIENT LIST multi=)
+  resp::err::ErrorReply broken;  // the pinned connection failed: EXEC gets this error
   void reset() { *this = Transaction{}; }
 };
 
@@ -66,7 +66,7 @@ class TransactionLane {
   Verdict onWhileWatching(const resp::RequestFrame& frame, std::string_view raw,
                           const resp::CommandInfo& cmd);
   // A refusal inside a transaction: answered, and the transaction is aborted (EXECABORT).
-  void abort(std::string_view error);
+  void abort(const resp::err::ErrorReply& error);
 
   void switchProtocol(resp::Protocol protocol);  // HELLO while WATCH holds a connection
   void reset();                                  // RESET (the connection is discarded first)
@@ -81,14 +81,14 @@ class TransactionLane {
   Verdict onMulti();
   // abort_error: the transaction is aborted (tx_.aborted) and EXEC answers this instead.
   Verdict onExec(std::string_view raw, const resp::CommandInfo& cmd,
-                 std::string_view abort_error = {});
+                 const resp::err::ErrorReply& abort_error = {});
   Verdict onDiscard(std::string_view raw, const resp::CommandInfo& cmd);
   Verdict onWatch(const resp::RequestFrame& frame, std::string_view raw,
                   const resp::CommandInfo& cmd);
   Verdict onUnwatch(std::string_view raw, const resp::CommandInfo& cmd);
   // Pins the transaction's connection (shard of tx_.slot, or shard 0) and sends MULTI and the
   // held commands on it. kDefer when the lane is busy; *error set when no connection was had.
-  Verdict startMulti(std::string* error);
+  Verdict startMulti(resp::err::ErrorReply* error);
   // Sends `bytes` on the pinned connection as the reply of a new request for `cmd`.
   void sendPinned(std::string_view bytes, const resp::CommandInfo& cmd);
   void forgetWatch();  // after EXEC, DISCARD, UNWATCH, RESET
@@ -102,7 +102,7 @@ class TransactionLane {
   // The pinned connection failed while WATCH held keys: the shard may have lost or changed them
   // unseen, so the next EXEC answers this error instead of running (until UNWATCH, DISCARD,
   // EXEC or RESET drops the WATCH).
-  std::string watch_lost_;
+  resp::err::ErrorReply watch_lost_;
   backend::DedicatedConn* pinned_ = nullptr;  // WATCH / MULTI
 };
 

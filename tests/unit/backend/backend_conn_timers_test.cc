@@ -297,9 +297,9 @@ TEST(DedicatedConnTimersTest, ABlockingCommandWaitsPastAnyTimeoutAndAnOrdinaryOn
     ~AtExit() { fn(); }
   } at_exit{discardBlocked};
   t.worker().post([&](net::Worker& w) {
-    std::string error;
+    resp::err::ErrorReply error;
     blocked = dedicatedOf(w).acquire(0, DedicatedConn::Mode::kCommands, &blocked_owner, &error);
-    ASSERT_NE(blocked, nullptr) << error;
+    ASSERT_NE(blocked, nullptr) << error.text();
     blocked->send("*3\r\n$5\r\nBLPOP\r\n$1\r\nk\r\n$1\r\n0\r\n", &blpop, 0, 1, true);
   });
   ASSERT_TRUE(
@@ -308,9 +308,9 @@ TEST(DedicatedConnTimersTest, ABlockingCommandWaitsPastAnyTimeoutAndAnOrdinaryOn
   EXPECT_EQ(deliveredCount(handler), 0u);
 
   t.worker().post([&](net::Worker& w) {
-    std::string error;
+    resp::err::ErrorReply error;
     DedicatedConn* conn = dedicatedOf(w).acquire(0, DedicatedConn::Mode::kCommands, &owner, &error);
-    ASSERT_NE(conn, nullptr) << error;
+    ASSERT_NE(conn, nullptr) << error.text();
     conn->send(getCommand("k"), &get, 0, 1, false);
   });
   ASSERT_TRUE(t.until([&] { return received(shard, "GET") && t.fake->armedCount("shard.") == 1; }));
@@ -388,9 +388,9 @@ TEST(DedicatedConnTimersTest, ASlowCommandGetsTheSlowLimitOnADedicatedConnection
     c.backend_slow_timeout_ms = 5000;
   });
   t.worker().post([&](net::Worker& w) {
-    std::string error;
+    resp::err::ErrorReply error;
     DedicatedConn* conn = dedicatedOf(w).acquire(0, DedicatedConn::Mode::kCommands, &owner, &error);
-    ASSERT_NE(conn, nullptr) << error;
+    ASSERT_NE(conn, nullptr) << error.text();
     conn->send("*3\r\n$4\r\nEVAL\r\n$8\r\nreturn 1\r\n$1\r\n0\r\n", &eval, 0, 1, false);
   });
   ASSERT_TRUE(t.until(

@@ -91,9 +91,9 @@ TEST(DedicatedConnTest, AHangUpAnswersTheRequestThenTellsTheOwnerOnce) {
   RecordingOwner owner;
   InFlightRequest request;
   harness.worker().post([&](net::Worker& w) {
-    std::string error;
+    resp::err::ErrorReply error;
     DedicatedConn* conn = dedicatedOf(w).acquire(0, DedicatedConn::Mode::kCommands, &owner, &error);
-    ASSERT_NE(conn, nullptr) << error;
+    ASSERT_NE(conn, nullptr) << error.text();
     conn->send("*3\r\n$5\r\nBLPOP\r\n$1\r\nk\r\n$1\r\n0\r\n", &request, 0, 1, true);
   });
   ASSERT_TRUE(handler.catcher.waitFor(1));
@@ -103,7 +103,7 @@ TEST(DedicatedConnTest, AHangUpAnswersTheRequestThenTellsTheOwnerOnce) {
     EXPECT_EQ(handler.catcher.delivered[0].reply.rfind("-ERR shard s0 (127.0.0.1:", 0), 0u)
         << handler.catcher.delivered[0].reply;
   }
-  EXPECT_TRUE(request.shard_unavailable);
+  EXPECT_EQ(request.proxy_error, resp::err::ProxyError::kShardUnavailable);
   for (int i = 0; i < 1000 && owner.failures.load() == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -173,7 +173,8 @@ struct DedicatedHarness {
   DedicatedHarness(const DedicatedHarness&) = delete;
   DedicatedHarness& operator=(const DedicatedHarness&) = delete;
   net::Worker& worker() { return harness.worker(); }
-  DedicatedConn* acquire(RecordingOwner* owner, std::string* error, Mode mode = Mode::kCommands,
+  DedicatedConn* acquire(RecordingOwner* owner, resp::err::ErrorReply* error,
+                         Mode mode = Mode::kCommands,
                          resp::Protocol protocol = resp::Protocol::kResp2, uint16_t s = 0) {
     DedicatedConn* conn = onWorker<DedicatedConn*>(worker(), [&](net::Worker& w) {
       return dedicatedOf(w).acquire(s, mode, owner, error, protocol);
@@ -234,9 +235,9 @@ TEST(DedicatedPoolTest, AReleasedIdleConnectionIsReusedByTheNextAcquire) {
   fakes::FakeReplyHandler handler;
   RecordingOwner owner;
   DedicatedHarness h(plainShard);
-  std::string error;
+  resp::err::ErrorReply error;
   DedicatedConn* conn = h.acquire(&owner, &error);
-  ASSERT_NE(conn, nullptr) << error;
+  ASSERT_NE(conn, nullptr) << error.text();
   InFlightRequest first;
   h.send(conn, getCommand("a"), &first);
   ASSERT_TRUE(handler.catcher.waitFor(1));
@@ -260,16 +261,16 @@ TEST(DedicatedPoolTest, AConnectionReleasedWhileACommandWaitsIsClosedAndTheComma
   fakes::FakeReplyHandler handler;
   RecordingOwner owner;
   DedicatedHarness h(plainShard);
-  std::string error;
+  resp::err::ErrorReply error;
   DedicatedConn* conn = h.acquire(&owner, &error);
-  ASSERT_NE(conn, nullptr) << error;
+  ASSERT_NE(conn, nullptr) << error.text();
   InFlightRequest blpop;
   h.send(conn, kBlpop, &blpop, 0, 1, true);
   ASSERT_TRUE(h.shard.waitForCommands(1));
   h.release(conn);
   ASSERT_TRUE(handler.catcher.waitFor(1));
   EXPECT_EQ(delivered(handler)[0].reply, h.unavailable("released"));
-  EXPECT_TRUE(blpop.shard_unavailable);
+  EXPECT_EQ(blpop.proxy_error, resp::err::ProxyError::kShardUnavailable);
   EXPECT_EQ(h.idleCount(), 0u);
   EXPECT_TRUE(eventually([&] { return h.openCount() == 0; }));
   EXPECT_EQ(owner.failures.load(), 0) << "the owner let go: nobody to tell";
@@ -280,9 +281,9 @@ TEST(DedicatedPoolTest, AtMostFourIdleConnectionsAreKeptPerShard) {
   DedicatedHarness h(plainShard);
   std::vector<DedicatedConn*> conns;
   for (int i = 0; i < 5; ++i) {
-    std::string error;
+    resp::err::ErrorReply error;
     conns.push_back(h.acquire(&owner, &error));
-    ASSERT_NE(conns.back(), nullptr) << error;
+    ASSERT_NE(conns.back(), nullptr) << error.text();
   }
   EXPECT_EQ(h.openCount(), 5u);
   for (DedicatedConn* conn : conns) {
@@ -295,9 +296,9 @@ TEST(DedicatedPoolTest, AtMostFourIdleConnectionsAreKeptPerShard) {
 TEST(DedicatedPoolTest, ASubscriberConnectionIsNeverKept) {
   RecordingOwner owner;
   DedicatedHarness h(plainShard);
-  std::string error;
+  resp::err::ErrorReply error;
   DedicatedConn* conn = h.acquire(&owner, &error, Mode::kSubscriber);
-  ASSERT_NE(conn, nullptr) << error;
+  ASSERT_NE(conn, nullptr) << error.text();
   h.release(conn);
   EXPECT_EQ(h.idleCount(), 0u);
   EXPECT_TRUE(eventually([&] { return h.openCount() == 0; }));
@@ -307,12 +308,12 @@ TEST(DedicatedPoolTest, AnIdleConnectionIsReusedOnlyForItsOwnProtocol) {
   fakes::FakeReplyHandler handler;
   RecordingOwner owner;
   DedicatedHarness h(plainShard);
-  std::string error;
+  resp::err::ErrorReply error;
   DedicatedConn* resp2 = h.acquire(&owner, &error);
-  ASSERT_NE(resp2, nullptr) << error;
+  ASSERT_NE(resp2, nullptr) << error.text();
   h.release(resp2);
   DedicatedConn* resp3 = h.acquire(&owner, &error, Mode::kCommands, resp::Protocol::kResp3);
-  ASSERT_NE(resp3, nullptr) << error;
+  ASSERT_NE(resp3, nullptr) << error.text();
   EXPECT_NE(resp3, resp2);
   EXPECT_EQ(h.idleCount(), 1u);
   InFlightRequest request;
@@ -331,9 +332,9 @@ TEST(DedicatedPoolTest, AConnectionThatSwitchedProtocolIsFiledUnderTheNewOne) {
   fakes::FakeReplyHandler handler;
   RecordingOwner owner;
   DedicatedHarness h(plainShard);
-  std::string error;
+  resp::err::ErrorReply error;
   DedicatedConn* conn = h.acquire(&owner, &error);
-  ASSERT_NE(conn, nullptr) << error;
+  ASSERT_NE(conn, nullptr) << error.text();
   InFlightRequest request;
   h.send(conn, getCommand("k"), &request);
   onWorker<bool>(h.worker(), [&](net::Worker&) {
@@ -356,20 +357,22 @@ TEST(DedicatedPoolTest, AConnectionThatSwitchedProtocolIsFiledUnderTheNewOne) {
 TEST(DedicatedPoolTest, AcquiresFailForAnUnknownShardAndAfterShutdown) {
   RecordingOwner owner;
   DedicatedHarness h(plainShard);
-  std::string error;
+  resp::err::ErrorReply error;
   EXPECT_EQ(h.acquire(&owner, &error, Mode::kCommands, resp::Protocol::kResp2, 1), nullptr);
-  EXPECT_EQ(error, resp::err::kShuttingDown);
+  EXPECT_EQ(error.text(), resp::err::kShuttingDown.text);
+  EXPECT_EQ(error.kind(), resp::err::ProxyError::kShuttingDown);
   DedicatedConn* conn = h.acquire(&owner, &error);
-  ASSERT_NE(conn, nullptr) << error;
+  ASSERT_NE(conn, nullptr) << error.text();
   h.release(conn);
   const size_t idle_after_shutdown = onWorker<size_t>(h.worker(), [](net::Worker& w) {
     dedicatedOf(w).shutdown();
     return dedicatedOf(w).idleCount();
   });
   EXPECT_EQ(idle_after_shutdown, 0u);
-  error.clear();
+  error = {};
   EXPECT_EQ(h.acquire(&owner, &error), nullptr);
-  EXPECT_EQ(error, resp::err::kShuttingDown);
+  EXPECT_EQ(error.text(), resp::err::kShuttingDown.text);
+  EXPECT_EQ(error.kind(), resp::err::ProxyError::kShuttingDown);
   EXPECT_TRUE(eventually([&] { return h.openCount() == 0; }));
 }
 
@@ -389,13 +392,14 @@ TEST(DedicatedPoolTest, AnAcquireWhileTheSharedConnectionIsEjectedFailsWithItsEr
                             [](net::Worker& w) { return !poolOf(w).at(0, 0).accepting(); });
     }));
     RecordingOwner owner;
-    std::string error;
+    resp::err::ErrorReply error;
     DedicatedConn* conn = onWorker<DedicatedConn*>(harness.worker(), [&](net::Worker& w) {
       return dedicatedOf(w).acquire(0, Mode::kCommands, &owner, &error);
     });
     EXPECT_EQ(conn, nullptr);
-    EXPECT_EQ(error, "-ERR shard s0 (127.0.0.1:" + std::to_string(port) +
-                         ") unavailable: ejected after 1 failures (last: connection refused)\r\n");
+    EXPECT_EQ(error.text(),
+              "-ERR shard s0 (127.0.0.1:" + std::to_string(port) +
+                  ") unavailable: ejected after 1 failures (last: connection refused)\r\n");
   }
   ::close(fd);
 }
@@ -408,12 +412,12 @@ TEST(DedicatedPoolTest, AnAcquireForAHostThatDoesNotResolveFailsAtOnce) {
     c.backend_failure_limit = 1000;  // the shared connection keeps accepting
   });
   RecordingOwner owner;
-  std::string error;
+  resp::err::ErrorReply error;
   DedicatedConn* conn = onWorker<DedicatedConn*>(harness.worker(), [&](net::Worker& w) {
     return dedicatedOf(w).acquire(0, Mode::kCommands, &owner, &error);
   });
   EXPECT_EQ(conn, nullptr);
-  EXPECT_EQ(error, "-ERR shard s0 (:6379) unavailable: cannot resolve host\r\n");
+  EXPECT_EQ(error.text(), "-ERR shard s0 (:6379) unavailable: cannot resolve host\r\n");
   EXPECT_EQ(owner.failures.load(), 0);
   EXPECT_TRUE(eventually([&] {
     return onWorker<size_t>(harness.worker(),
@@ -425,9 +429,9 @@ TEST(DedicatedConnTest, RepliesAnswerCommandsInOrderAndAMultiReplyOpTakesConsecu
   fakes::FakeReplyHandler handler;
   RecordingOwner owner;
   DedicatedHarness h(plainShard);
-  std::string error;
+  resp::err::ErrorReply error;
   DedicatedConn* conn = h.acquire(&owner, &error);
-  ASSERT_NE(conn, nullptr) << error;
+  ASSERT_NE(conn, nullptr) << error.text();
   std::vector<InFlightRequest> requests(3);
   onWorker<bool>(h.worker(), [&](net::Worker&) {
     conn->send(getCommand("a"), &requests[0], 0, 1, false);
@@ -464,9 +468,9 @@ TEST(DedicatedConnTest, SubscriberPushesGoToTheOwnerAndConfirmationsToTheRequest
   DedicatedHarness h([&](const Argv&) {
     return ScriptedShard::Answer{{sub_a + sub_b, message + pmessage}, false};
   });
-  std::string error;
+  resp::err::ErrorReply error;
   DedicatedConn* conn = h.acquire(&owner, &error, Mode::kSubscriber);
-  ASSERT_NE(conn, nullptr) << error;
+  ASSERT_NE(conn, nullptr) << error.text();
   InFlightRequest subscribe;
   h.send(conn, "*3\r\n$9\r\nSUBSCRIBE\r\n$1\r\na\r\n$1\r\nb\r\n", &subscribe, 0, 2, true);
   ASSERT_TRUE(handler.catcher.waitFor(2));
@@ -491,9 +495,9 @@ TEST(DedicatedConnTest, AHangUpWhileIdleTellsTheOwnerOnceAndAnswersNothing) {
   DedicatedHarness h([](const Argv& argv) {
     return ScriptedShard::Answer{{bulk("v:" + argv[1])}, true};  // answers, then hangs up
   });
-  std::string error;
+  resp::err::ErrorReply error;
   DedicatedConn* conn = h.acquire(&owner, &error);
-  ASSERT_NE(conn, nullptr) << error;
+  ASSERT_NE(conn, nullptr) << error.text();
   InFlightRequest request;
   h.send(conn, getCommand("k"), &request);
   ASSERT_TRUE(handler.catcher.waitFor(1));
@@ -506,16 +510,16 @@ TEST(DedicatedConnTest, AHangUpWhileIdleTellsTheOwnerOnceAndAnswersNothing) {
   const auto replies = delivered(handler);
   ASSERT_EQ(replies.size(), 1u);
   EXPECT_EQ(replies[0].reply, bulk("v:k"));
-  EXPECT_FALSE(request.shard_unavailable);
+  EXPECT_EQ(request.proxy_error, resp::err::ProxyError::kNone);
 }
 
 TEST(DedicatedConnTest, AReplyWithNoCommandFailsTheConnection) {
   fakes::FakeReplyHandler handler;
   RecordingOwner owner;
   DedicatedHarness h([](const Argv&) { return ScriptedShard::reply("+OK\r\n+EXTRA\r\n"); });
-  std::string error;
+  resp::err::ErrorReply error;
   DedicatedConn* conn = h.acquire(&owner, &error);
-  ASSERT_NE(conn, nullptr) << error;
+  ASSERT_NE(conn, nullptr) << error.text();
   InFlightRequest request;
   h.send(conn, getCommand("k"), &request);
   ASSERT_TRUE(eventually([&] { return owner.failures.load() == 1; }));
@@ -544,7 +548,7 @@ TEST(DedicatedConnTest, ARefusedAuthFailsTheQueuedCommandWithTheShardsWords) {
       "wrong");
   // Acquired and given its command in one turn of the worker's loop, as a session does: the
   // refusal may arrive on the next turn, and a failed connection takes no commands.
-  std::string error;
+  resp::err::ErrorReply error;
   InFlightRequest request;
   const bool queued = onWorker<bool>(h.worker(), [&](net::Worker& w) {
     DedicatedConn* conn = dedicatedOf(w).acquire(0, Mode::kCommands, &owner, &error);
@@ -553,7 +557,7 @@ TEST(DedicatedConnTest, ARefusedAuthFailsTheQueuedCommandWithTheShardsWords) {
     }
     return conn != nullptr;
   });
-  ASSERT_TRUE(queued) << error;
+  ASSERT_TRUE(queued) << error.text();
   ASSERT_TRUE(handler.catcher.waitFor(1));
   ASSERT_TRUE(eventually([&] { return owner.failures.load() == 1; }));
   const std::string why = "authentication failed: WRONGPASS invalid username-password pair";
@@ -565,9 +569,9 @@ TEST(DedicatedConnTest, ADiscardAnswersTheWaitingCommandAndTellsTheOwnerNothing)
   fakes::FakeReplyHandler handler;
   RecordingOwner owner;
   DedicatedHarness h(plainShard);
-  std::string error;
+  resp::err::ErrorReply error;
   DedicatedConn* conn = h.acquire(&owner, &error);
-  ASSERT_NE(conn, nullptr) << error;
+  ASSERT_NE(conn, nullptr) << error.text();
   InFlightRequest blpop;
   h.send(conn, kBlpop, &blpop, 0, 1, true);
   ASSERT_TRUE(h.shard.waitForCommands(1));

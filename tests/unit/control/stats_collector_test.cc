@@ -18,6 +18,7 @@
 #include "net/keyspace_cache.h"
 #include "net/proxy_context.h"
 #include "net/worker_stats.h"
+#include "resp/errors.h"
 #include "unit/control/proxy_with_workers.h"
 
 namespace sp::control {
@@ -137,6 +138,21 @@ TEST(StatsCollectorTest, ClosedConnectionsHaveASampleForEveryReason) {
       scrape.value("shardproxy_client_connections_closed_total", {{"reason", "idle_timeout"}}), 2);
   EXPECT_EQ(scrape.value("shardproxy_client_connections_closed_total", {{"reason", "tls_error"}}),
             0);
+}
+
+TEST(StatsCollectorTest, TheProxysOwnErrorsHaveASampleForEveryKindButNone) {
+  ProxyWithWorkers proxy({kS0}, 2);
+  proxy.stats(0).countProxyError(resp::err::ProxyError::kCrossSlot);
+  proxy.stats(1).countProxyError(resp::err::ProxyError::kCrossSlot);
+  proxy.stats(1).countProxyError(resp::err::ProxyError::kShardUnavailable);
+  proxy.stats(1).countProxyError(resp::err::ProxyError::kNone);  // not the proxy's: not counted
+  const Scrape scrape{StatsCollector(proxy.context())};
+  EXPECT_EQ(scrape.family("shardproxy_proxy_errors_total").metric.size(),
+            resp::err::kProxyErrors - 1);
+  EXPECT_EQ(scrape.value("shardproxy_proxy_errors_total", {{"error", "cross_slot"}}), 2);
+  EXPECT_EQ(scrape.value("shardproxy_proxy_errors_total", {{"error", "shard_unavailable"}}), 1);
+  EXPECT_EQ(scrape.value("shardproxy_proxy_errors_total", {{"error", "no_reply"}}), 0);
+  EXPECT_EQ(scrape.family("shardproxy_proxy_errors_total").type, prometheus::MetricType::Counter);
 }
 
 TEST(StatsCollectorTest, AnUnexpectedReplyIsABackendProtocolErrorOnly) {

@@ -1,10 +1,12 @@
 // The error catalogue: every reply is one well-formed error line, redis-server's texts are its
-// words exactly, and the proxy's shard-unavailable error has its words.
+// words exactly, each of the proxy's own errors carries its kind, and the shard-unavailable error
+// has its words.
 #include "resp/errors.h"
 
 #include <gtest/gtest.h>
 
 #include <array>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,42 +19,14 @@ bool oneErrorLine(std::string_view reply) {
 }
 
 TEST(ErrorsTest, EveryReplyIsOneErrorLine) {
-  const std::string_view constants[] = {kSyntax,
-                                        kNotInteger,
-                                        kCrossSlot,
-                                        kInvalidCursor,
-                                        kMaxClients,
-                                        kNoAuth,
-                                        kWrongPass,
-                                        kAuthWithoutPassword,
-                                        kHelloNeedsAuth,
-                                        kNoProto,
-                                        kProtocolVersion,
-                                        kMultiNested,
-                                        kWatchInMulti,
-                                        kNotInTransaction,
-                                        kExecWithoutMulti,
-                                        kDiscardWithoutMulti,
-                                        kExecAbortPrevious,
-                                        kClientName,
-                                        kNoSuchClient,
-                                        kInvalidClientId,
-                                        kClientIdPositive,
-                                        kSlowlogCount,
-                                        kInvalidCommand,
-                                        kNoKeyArguments,
-                                        kInvalidArgumentCount,
-                                        kInvalidArguments,
-                                        kShuttingDown,
-                                        kConfigSetDisabled,
-                                        kKeylessScript,
-                                        kSelectOtherDatabase,
-                                        kUnexpectedFanoutReply,
-                                        kUnexpectedSplitReply,
-                                        kShortSplitReply,
-                                        kShardsDiffer,
-                                        kScanCursorTooLarge,
-                                        kReloadUnavailable};
+  const std::string_view constants[] = {
+      kSyntax,           kNotInteger,       kInvalidCursor,       kMaxClients,
+      kNoAuth,           kWrongPass,        kAuthWithoutPassword, kHelloNeedsAuth,
+      kNoProto,          kProtocolVersion,  kMultiNested,         kWatchInMulti,
+      kNotInTransaction, kExecWithoutMulti, kDiscardWithoutMulti, kExecAbortPrevious,
+      kClientName,       kNoSuchClient,     kInvalidClientId,     kClientIdPositive,
+      kSlowlogCount,     kInvalidCommand,   kNoKeyArguments,      kInvalidArgumentCount,
+      kInvalidArguments, kReloadUnavailable};
   for (std::string_view c : constants) {
     EXPECT_TRUE(oneErrorLine(c)) << c;
   }
@@ -70,17 +44,54 @@ TEST(ErrorsTest, EveryReplyIsOneErrorLine) {
                                           noSuchUser("x"),
                                           configSetFailed("x", "why"),
                                           shardUnavailable("shard0 (127.0.0.1:1)", "timeout"),
-                                          execAbortShardUnavailable("shard0", "why"),
-                                          notSupported("wait"),
-                                          notSupported("client|tracking", "why"),
-                                          disabledByConfig("config|set"),
-                                          spansEveryShard("dbsize"),
                                           reloadFailed("why"),
                                           proxyConfigOnlyGet("SET"),
                                           proxySlowlogUsage("x")};
   for (const std::string& b : built) {
     EXPECT_TRUE(oneErrorLine(b)) << b;
   }
+}
+
+// The catalogue: each of the proxy's own errors carries the kind that its comment names, and
+// every kind has a distinct metric label.
+TEST(ErrorsTest, EveryOwnErrorCarriesItsKind) {
+  const std::vector<std::pair<ErrorReply, ProxyError>> own = {
+      {kCrossSlot, ProxyError::kCrossSlot},
+      {kCrossShard, ProxyError::kCrossSlot},
+      {kShuttingDown, ProxyError::kShuttingDown},
+      {kConfigSetDisabled, ProxyError::kDisabled},
+      {kKeylessScript, ProxyError::kKeylessScript},
+      {kSelectOtherDatabase, ProxyError::kNotSupported},
+      {kUnexpectedFanoutReply, ProxyError::kUnmergeable},
+      {kUnexpectedSplitReply, ProxyError::kUnmergeable},
+      {kShortSplitReply, ProxyError::kUnmergeable},
+      {kShardsDiffer, ProxyError::kUnmergeable},
+      {kScanCursorTooLarge, ProxyError::kUnmergeable},
+      {execAbortShardUnavailable("shard0", "why"), ProxyError::kShardUnavailable},
+      {notSupported("wait"), ProxyError::kNotSupported},
+      {notSupported("client|tracking", "why"), ProxyError::kNotSupported},
+      {disabledByConfig("config|set"), ProxyError::kDisabled},
+      {spansEveryShard("dbsize"), ProxyError::kSpansEveryShard},
+      {noReply("slowlog|get"), ProxyError::kNoReply}};
+  for (const auto& [error, kind] : own) {
+    EXPECT_TRUE(oneErrorLine(error.text())) << error.text();
+    EXPECT_EQ(error.kind(), kind) << error.text();
+  }
+  // redis-server's words are no kind of the proxy's.
+  EXPECT_EQ(ErrorReply(kSyntax).kind(), ProxyError::kNone);
+  EXPECT_EQ(ErrorReply(wrongArity("get")).kind(), ProxyError::kNone);
+  EXPECT_TRUE(ErrorReply().empty());
+  std::set<std::string_view> labels;
+  for (size_t k = 0; k < kProxyErrors; ++k) {
+    const std::string_view name = label(static_cast<ProxyError>(k));
+    EXPECT_FALSE(name.empty());
+    EXPECT_EQ(name.find_first_not_of("abcdefghijklmnopqrstuvwxyz_"), std::string_view::npos)
+        << name;
+    labels.insert(name);
+  }
+  EXPECT_EQ(labels.size(), kProxyErrors);
+  EXPECT_EQ(label(ProxyError::kShardUnavailable), "shard_unavailable");
+  EXPECT_EQ(label(ProxyError::kNoReply), "no_reply");
 }
 
 TEST(ErrorsTest, RedisServersWords) {
@@ -106,10 +117,10 @@ TEST(ErrorsTest, RedisServersWords) {
 }
 
 TEST(ErrorsTest, TheProxysOwnNameCommandsWithSpaces) {
-  EXPECT_EQ(notSupported("wait"), "-ERR command 'wait' is not supported by shardproxy\r\n");
-  EXPECT_EQ(notSupported("client|tracking", "a reason"),
+  EXPECT_EQ(notSupported("wait").text(), "-ERR command 'wait' is not supported by shardproxy\r\n");
+  EXPECT_EQ(notSupported("client|tracking", "a reason").text(),
             "-ERR command 'client tracking' is not supported by shardproxy: a reason\r\n");
-  EXPECT_EQ(disabledByConfig("config|set"),
+  EXPECT_EQ(disabledByConfig("config|set").text(),
             "-ERR command 'config set' is disabled by the shardproxy configuration "
             "(deny_commands)\r\n");
 }
@@ -117,7 +128,7 @@ TEST(ErrorsTest, TheProxysOwnNameCommandsWithSpaces) {
 TEST(ErrorsTest, ShardUnavailableWords) {
   EXPECT_EQ(shardUnavailable("shard1 (127.0.0.1:7001)", "timeout after 3000 ms"),
             "-ERR shard shard1 (127.0.0.1:7001) unavailable: timeout after 3000 ms\r\n");
-  EXPECT_EQ(execAbortShardUnavailable("shard1", "why"),
+  EXPECT_EQ(execAbortShardUnavailable("shard1", "why").text(),
             "-EXECABORT Transaction discarded: shard shard1 unavailable: why\r\n");
 }
 

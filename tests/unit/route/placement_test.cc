@@ -231,7 +231,7 @@ TEST(CodisPlacementTest, AnUnevenSlotTablePlacesKeysByItsRanges) {
   EXPECT_EQ(used.size(), 4u);
   EXPECT_EQ(topo->ranges().size(), 4u);
   EXPECT_EQ(topo->ranges().back().last, 1023);
-  EXPECT_EQ(topo->crossUnitError(), resp::err::kCrossSlot);  // Codis has slots
+  EXPECT_EQ(topo->crossUnitError().text, resp::err::kCrossSlot.text);  // Codis has slots
 }
 
 TEST(TwemproxyTopologyTest, UnitsAreShardsAndCrossUnitSaysShard) {
@@ -245,7 +245,8 @@ TEST(TwemproxyTopologyTest, UnitsAreShardsAndCrossUnitSaysShard) {
     EXPECT_EQ(topo->shardOfKey(key), topo->unitOfKey(key));
   }
   EXPECT_TRUE(topo->ranges().empty());
-  EXPECT_NE(topo->crossUnitError().find("same shard"), std::string_view::npos);
+  EXPECT_EQ(topo->crossUnitError().kind, resp::err::ProxyError::kCrossSlot);
+  EXPECT_NE(topo->crossUnitError().text.find("same shard"), std::string_view::npos);
   EXPECT_EQ(topo->placementSummary(), "twemproxy modula crc32a hash_tag {}");
 }
 

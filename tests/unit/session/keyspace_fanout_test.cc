@@ -40,7 +40,7 @@ std::string merged(resp::MergeRule rule, std::vector<std::string> replies) {
   return r.reply;
 }
 
-const std::string kUnexpected(resp::err::kUnexpectedFanoutReply);
+const std::string kUnexpected(resp::err::kUnexpectedFanoutReply.text);
 
 TEST(ScanCursorTest, TheShardIsInTheLow14BitsAndItsCursorAbove) {
   uint64_t cursor = 0;
@@ -132,7 +132,8 @@ TEST(ScanMergeTest, AnUnreadableOrUnencodableShardCursorIsAnError) {
       fanned(resp::MergeRule::kScanCursor, {"*2\r\n$16\r\n1125899906842624\r\n*0\r\n"});
   huge.merge_arg = 2;
   mergeReplies(&huge);
-  EXPECT_EQ(huge.reply, resp::err::kScanCursorTooLarge);
+  EXPECT_EQ(huge.reply, resp::err::kScanCursorTooLarge.text);
+  EXPECT_EQ(huge.proxy_error, resp::err::ProxyError::kUnmergeable);
 }
 
 TEST(KeyspaceMergeTest, KeysConcatenatesEveryShardsKeysInShardOrder) {
@@ -187,7 +188,8 @@ TEST(KeyspaceMergeTest, NumsubSumsEachChannelsCount) {
 TEST(KeyspaceMergeTest, ScriptLoadIsTheShardsCommonAnswerOrAnError) {
   const std::string sha = "$40\r\n" + std::string(40, 'f') + "\r\n";
   EXPECT_EQ(merged(resp::MergeRule::kAllEqual, {sha, sha}), sha);
-  EXPECT_EQ(merged(resp::MergeRule::kAllEqual, {sha, "$1\r\nx\r\n"}), resp::err::kShardsDiffer);
+  EXPECT_EQ(merged(resp::MergeRule::kAllEqual, {sha, "$1\r\nx\r\n"}),
+            resp::err::kShardsDiffer.text);
 }
 
 TEST(KeyspaceMergeTest, FlushallIsOkOnlyWhenEveryShardFlushed) {
