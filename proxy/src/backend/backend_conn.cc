@@ -350,31 +350,18 @@ void BackendConn::flush() {
   } else if (!sealTls(&wire, &all_ops)) {
     return;
   }
-  uv_buf_t buf =
-      uv_buf_init(const_cast<char*>(wire->readPtr()), static_cast<unsigned>(wire->size()));
-  int n = uv_try_write(&socket_.stream, &buf, 1);
-  if (n == static_cast<int>(wire->size())) {
-    wire->clear();
-    unsent_ops_ = all_ops ? 0 : unsent_ops_;
-    return;
-  }
-  if (n < 0 && n != UV_EAGAIN) {
-    fail(uv_strerror(n));
-    return;
-  }
-  if (n > 0) {
-    wire->consume(static_cast<size_t>(n));
-  }
   SP_ASSERT(write_buf_.empty());
-  write_buf_.swap(*wire);
-  buf = uv_buf_init(const_cast<char*>(write_buf_.readPtr()),
-                    static_cast<unsigned>(write_buf_.size()));
   write_req_.data = this;
-  int rc = uv_write(&write_req_, &socket_.stream, &buf, 1, &BackendConn::onWriteCb);
-  if (rc != 0) {
-    write_buf_.clear();
-    fail(uv_strerror(rc));
-    return;
+  int error = 0;
+  switch (writeOrQueue(&socket_, *wire, write_buf_, &write_req_, &BackendConn::onWriteCb, &error)) {
+    case WriteStep::kDone:
+      unsent_ops_ = all_ops ? 0 : unsent_ops_;
+      return;
+    case WriteStep::kFailed:
+      fail(uv_strerror(error));
+      return;
+    case WriteStep::kQueued:
+      break;
   }
   writing_ = true;
   unsent_ops_ = all_ops ? 0 : unsent_ops_;  // those bytes are now the kernel's or libuv's

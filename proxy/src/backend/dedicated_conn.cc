@@ -166,31 +166,18 @@ void DedicatedConn::flush() {
     }
     wire = &tls_wire_;
   }
-  uv_buf_t buf =
-      uv_buf_init(const_cast<char*>(wire->readPtr()), static_cast<unsigned>(wire->size()));
-  const int n = uv_try_write(&socket_.stream, &buf, 1);
-  if (n == static_cast<int>(wire->size())) {
-    wire->clear();
-    wire->shrinkIfEmpty(kKeepBytes);  // a large command has gone: its memory goes too
-    return;
-  }
-  if (n < 0 && n != UV_EAGAIN) {
-    fail(uv_strerror(n));
-    return;
-  }
-  if (n > 0) {
-    wire->consume(static_cast<size_t>(n));
-  }
-  write_buf_.swap(*wire);
-  wire->clear();
-  buf = uv_buf_init(const_cast<char*>(write_buf_.readPtr()),
-                    static_cast<unsigned>(write_buf_.size()));
   write_req_.data = this;
-  const int rc = uv_write(&write_req_, &socket_.stream, &buf, 1, &DedicatedConn::onWriteCb);
-  if (rc != 0) {
-    write_buf_.clear();
-    fail(uv_strerror(rc));
-    return;
+  int error = 0;
+  switch (
+      writeOrQueue(&socket_, *wire, write_buf_, &write_req_, &DedicatedConn::onWriteCb, &error)) {
+    case WriteStep::kDone:
+      wire->shrinkIfEmpty(kKeepBytes);  // a large command has gone: its memory goes too
+      return;
+    case WriteStep::kFailed:
+      fail(uv_strerror(error));
+      return;
+    case WriteStep::kQueued:
+      break;
   }
   writing_ = true;
   stall_.restart(worker_.timers().freshNowMs(), writeQueue(), kernelSendQueue(&socket_.handle));

@@ -5,6 +5,7 @@
 
 #include <uv.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -43,6 +44,40 @@ inline uv_buf_t readSpace(bool tls, uv_buf_t shared, Buffer& in, size_t min_spac
     return uv_buf_init(nullptr, 0);
   }
   return uv_buf_init(in.writePtr(), static_cast<unsigned>(in.writable()));
+}
+
+// The write step of either connection kind: as much of `wire` as the socket takes at once
+// (uv_try_write), and the rest moved into `in_flight` (which must be empty) and handed to libuv
+// in one uv_write(req, cb); req->data is the caller's. kQueued: that write is in flight and its
+// callback will report; kFailed: nothing is in flight, *error is libuv's code. `wire` is empty
+// after kDone and kQueued. Inline: once per flush on the request path.
+enum class WriteStep : uint8_t { kDone, kQueued, kFailed };
+inline WriteStep writeOrQueue(StreamSocket* socket, Buffer& wire, Buffer& in_flight,
+                              uv_write_t* req, uv_write_cb cb, int* error) {
+  uv_buf_t buf = uv_buf_init(const_cast<char*>(wire.readPtr()), static_cast<unsigned>(wire.size()));
+  const int n = uv_try_write(&socket->stream, &buf, 1);
+  if (n == static_cast<int>(wire.size())) {
+    wire.clear();
+    return WriteStep::kDone;
+  }
+  if (n < 0 && n != UV_EAGAIN) {
+    *error = n;
+    return WriteStep::kFailed;
+  }
+  if (n > 0) {
+    wire.consume(static_cast<size_t>(n));
+  }
+  in_flight.swap(wire);
+  wire.clear();
+  buf =
+      uv_buf_init(const_cast<char*>(in_flight.readPtr()), static_cast<unsigned>(in_flight.size()));
+  const int rc = uv_write(req, &socket->stream, &buf, 1, cb);
+  if (rc != 0) {
+    in_flight.clear();
+    *error = rc;
+    return WriteStep::kFailed;
+  }
+  return WriteStep::kQueued;
 }
 
 // A failed read (nread < 0) in the words the connection's requests are failed with.

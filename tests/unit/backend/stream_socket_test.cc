@@ -1,7 +1,7 @@
 // stream_socket.h's helpers on a bare libuv loop: where a read goes (the shared buffer under TLS,
 // else the connection's own buffer grown to the minimum), the words a failed read is reported
 // in, a TCP or Unix socket by the address's kind, and how a connect that cannot start, or that
-// fails later, is reported.
+// fails later, is reported, and the write step both connection kinds share.
 #include "backend/stream_socket.h"
 
 #include <gtest/gtest.h>
@@ -10,9 +10,11 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "core/buffer.h"
 #include "fakes/worker_harness.h"
@@ -168,6 +170,107 @@ TEST(ConnectStreamSocketTest, AListeningUnixSocketConnects) {
   ::close(fd);
   ::unlink(path.c_str());
   ::rmdir(dir);
+}
+
+// writeOrQueue over one end of a socket pair on a bare loop; the other end is the test's.
+class WritePair {
+ public:
+  WritePair() {
+    ::signal(SIGPIPE, SIG_IGN);  // as the proxy does: a write to a closed peer fails, no signal
+    uv_loop_init(&loop_);
+    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds_), 0);
+    uv_pipe_init(&loop_, &socket.pipe, 0);
+    EXPECT_EQ(uv_pipe_open(&socket.pipe, fds_[0]), 0);
+    req.data = this;
+  }
+  ~WritePair() {
+    uv_close(&socket.handle, nullptr);
+    uv_run(&loop_, UV_RUN_DEFAULT);
+    uv_loop_close(&loop_);
+    closePeer();
+  }
+  WritePair(const WritePair&) = delete;
+  WritePair& operator=(const WritePair&) = delete;
+
+  WriteStep write(Buffer& wire, int* error) {
+    return writeOrQueue(&socket, wire, in_flight, &req, &WritePair::onWritten, error);
+  }
+  void run() { uv_run(&loop_, UV_RUN_DEFAULT); }
+  int peer() const { return fds_[1]; }
+  void closePeer() {
+    if (fds_[1] >= 0) {
+      ::close(fds_[1]);
+      fds_[1] = -1;
+    }
+  }
+
+  StreamSocket socket{};
+  uv_write_t req{};
+  Buffer in_flight;
+  int status = 1;  // the write callback's; 1: not called
+
+ private:
+  static void onWritten(uv_write_t* req, int status) {
+    static_cast<WritePair*>(req->data)->status = status;
+  }
+  uv_loop_t loop_{};
+  int fds_[2] = {-1, -1};
+};
+
+TEST(WriteOrQueueTest, WhatTheSocketTakesAtOnceIsDoneWithNothingInFlight) {
+  WritePair pair;
+  Buffer wire;
+  wire.append("*1\r\n$4\r\nPING\r\n");
+  int error = 0;
+  EXPECT_EQ(pair.write(wire, &error), WriteStep::kDone);
+  EXPECT_TRUE(wire.empty());
+  EXPECT_TRUE(pair.in_flight.empty());
+  char got[64] = {};
+  EXPECT_EQ(::read(pair.peer(), got, sizeof got), 14);
+  EXPECT_STREQ(got, "*1\r\n$4\r\nPING\r\n");
+  EXPECT_EQ(pair.status, 1) << "no callback for a write done at once";
+}
+
+TEST(WriteOrQueueTest, TheRestOfALargeWriteIsQueuedAndEveryByteArrivesInOrder) {
+  WritePair pair;
+  std::string sent(8 << 20, '\0');
+  for (size_t i = 0; i < sent.size(); ++i) {
+    sent[i] = static_cast<char>('a' + i % 26);
+  }
+  Buffer wire;
+  wire.append(sent);
+  int error = 0;
+  ASSERT_EQ(pair.write(wire, &error), WriteStep::kQueued);
+  EXPECT_TRUE(wire.empty());
+  EXPECT_GT(pair.in_flight.size(), 0u);
+  EXPECT_LT(pair.in_flight.size(), sent.size()) << "the socket took a first part at once";
+  std::string received;
+  std::thread reader([&] {
+    char chunk[65536];
+    while (received.size() < sent.size()) {
+      const ssize_t n = ::read(pair.peer(), chunk, sizeof chunk);
+      if (n <= 0) {
+        return;
+      }
+      received.append(chunk, static_cast<size_t>(n));
+    }
+  });
+  pair.run();
+  reader.join();
+  EXPECT_EQ(pair.status, 0);
+  EXPECT_TRUE(received == sent) << received.size() << " of " << sent.size() << " bytes";
+}
+
+TEST(WriteOrQueueTest, AWriteToAClosedPeerFailsWithNothingInFlight) {
+  WritePair pair;
+  pair.closePeer();
+  Buffer wire;
+  wire.append("*1\r\n$4\r\nPING\r\n");
+  int error = 0;
+  EXPECT_EQ(pair.write(wire, &error), WriteStep::kFailed);
+  EXPECT_EQ(error, UV_EPIPE);
+  EXPECT_TRUE(pair.in_flight.empty());
+  EXPECT_EQ(pair.status, 1);
 }
 
 }  // namespace
