@@ -2,7 +2,6 @@
 #include "backend/backend_conn.h"
 
 #include <algorithm>
-#include <array>
 #include <cstring>
 
 #include <spdlog/spdlog.h>
@@ -15,7 +14,6 @@
 #include "core/clock.h"
 #include "metrics/latency_histogram.h"
 #include "net/worker.h"
-#include "resp/encoder.h"
 #include "resp/errors.h"
 
 namespace sp::backend {
@@ -178,23 +176,21 @@ void BackendConn::onConnected(int status) {
     fail(uv_strerror(status));
     return;
   }
-  if (!address_.isUnixSocket()) {
-    uv_tcp_nodelay(&socket_.tcp, 1);
-    worker_.setKeepAlive(&socket_.tcp);
-  }
-  uv_read_start(&socket_.stream, &BackendConn::onAllocCb, &BackendConn::onReadCb);
-  if (tls_ != nullptr) {
-    // Still connecting until the handshake is done, under the same time limit.
-    if (!tls_->startHandshake()) {
+  switch (startConnectedSocket(worker_, address_, &socket_, tls_.get(), &BackendConn::onAllocCb,
+                               &BackendConn::onReadCb)) {
+    case ConnectedStep::kUp:
+      linkUp();
+      return;
+    case ConnectedStep::kHandshaking:
+      // Still connecting until the handshake is done, under the same time limit.
+      timer_->start(worker_.config().backend_connect_timeout_ms);
+      worker_.flushes().markShard(this);  // the ClientHello
+      return;
+    case ConnectedStep::kFailed:
       stats_.connect_failures.add();
       fail(tls_->error());
       return;
-    }
-    timer_->start(worker_.config().backend_connect_timeout_ms);
-    worker_.flushes().markShard(this);  // the ClientHello
-    return;
   }
-  linkUp();
 }
 
 void BackendConn::linkUp() {
@@ -215,12 +211,7 @@ void BackendConn::linkUp() {
   }
   if (!credentials_.password.empty()) {
     std::string auth;
-    if (credentials_.username.empty()) {
-      resp::appendCommand(auth, std::array<std::string_view, 2>{"AUTH", credentials_.password});
-    } else {
-      resp::appendCommand(auth, std::array<std::string_view, 3>{"AUTH", credentials_.username,
-                                                                credentials_.password});
-    }
+    appendAuth(auth, credentials_.username, credentials_.password);
     prepend(auth, OpKind::kAuth);
   }
   if (standing_ == Standing::kProbing) {

@@ -2,7 +2,6 @@
 #include "backend/dedicated_conn.h"
 
 #include <algorithm>
-#include <array>
 #include <cstring>
 
 #include <spdlog/spdlog.h>
@@ -14,7 +13,6 @@
 #include "backend/worker_backends.h"
 #include "core/assert.h"
 #include "net/worker.h"
-#include "resp/encoder.h"
 #include "resp/errors.h"
 #include "resp/reply_reader.h"
 
@@ -63,12 +61,7 @@ void DedicatedConn::start() {
   if (!address_.password.empty()) {
     // AUTH goes first, ahead of whatever the owner queues while connecting.
     std::string auth;
-    if (address_.username.empty()) {
-      resp::appendCommand(auth, std::array<std::string_view, 2>{"AUTH", address_.password});
-    } else {
-      resp::appendCommand(
-          auth, std::array<std::string_view, 3>{"AUTH", address_.username, address_.password});
-    }
+    appendAuth(auth, address_.username, address_.password);
     out_.append(auth);
     Op op;
     op.auth = true;
@@ -106,22 +99,20 @@ void DedicatedConn::onConnected(int status) {
     fail(uv_strerror(status));
     return;
   }
-  if (!address_.isUnixSocket()) {
-    uv_tcp_nodelay(&socket_.tcp, 1);
-    worker_.setKeepAlive(&socket_.tcp);
-  }
-  uv_read_start(&socket_.stream, &DedicatedConn::onAllocCb, &DedicatedConn::onReadCb);
-  if (tls_ != nullptr) {
-    // Still connecting until the handshake is done, under the same time limit.
-    if (!tls_->startHandshake()) {
+  switch (startConnectedSocket(worker_, address_, &socket_, tls_.get(), &DedicatedConn::onAllocCb,
+                               &DedicatedConn::onReadCb)) {
+    case ConnectedStep::kUp:
+      linkUp();
+      return;
+    case ConnectedStep::kHandshaking:
+      // Still connecting until the handshake is done, under the same time limit.
+      timer_->start(worker_.config().backend_connect_timeout_ms);
+      flush();  // the ClientHello
+      return;
+    case ConnectedStep::kFailed:
       fail(tls_->error());
       return;
-    }
-    timer_->start(worker_.config().backend_connect_timeout_ms);
-    flush();  // the ClientHello
-    return;
   }
-  linkUp();
 }
 
 void DedicatedConn::linkUp() {

@@ -14,6 +14,10 @@
 #include "route/topology.h"
 #include "tls/tls_channel.h"
 
+namespace sp::net {
+class Worker;
+}
+
 namespace sp::backend {
 
 union StreamSocket {
@@ -31,6 +35,20 @@ void initStreamSocket(uv_loop_t* loop, const route::ShardAddress& address, Strea
 // attempt cannot start (the host does not resolve, no socket).
 bool connectStreamSocket(const route::ShardAddress& address, StreamSocket* socket,
                          uv_connect_t* req, uv_connect_cb cb, std::string* error);
+
+// The step either connection kind takes once its socket has connected: TCP_NODELAY and the
+// worker's keep-alive on a TCP socket, reading started with the connection's callbacks, and under
+// TLS (`tls` not nullptr) the handshake started, its first records waiting in the channel for the
+// next flush. kUp: a plain link is up; kHandshaking: still connecting until the handshake is done;
+// kFailed: the handshake could not start (tls->error() says why).
+enum class ConnectedStep : uint8_t { kUp, kHandshaking, kFailed };
+ConnectedStep startConnectedSocket(const net::Worker& worker, const route::ShardAddress& address,
+                                   StreamSocket* socket, tls::TlsChannel* tls, uv_alloc_cb alloc_cb,
+                                   uv_read_cb read_cb);
+
+// The AUTH the proxy sends first on a shard connection: "AUTH password", or "AUTH username
+// password" with a user, appended to `out`.
+void appendAuth(std::string& out, std::string_view username, std::string_view password);
 
 // libuv's alloc callback of either connection kind: where the next read goes. Under TLS, the
 // worker's shared read buffer (`shared`: ciphertext, fed to the channel at once, the plaintext

@@ -57,6 +57,15 @@ TEST(ReadFailureTest, EachFailedReadInTheWordsRequestsAreFailedWith) {
   EXPECT_EQ(readFailure(UV_ECONNRESET), "connection reset by peer");  // libuv's own words
 }
 
+TEST(AppendAuthTest, APasswordAloneOrAUserAndItsPassword) {
+  std::string out;
+  appendAuth(out, "", "secret");
+  EXPECT_EQ(out, "*2\r\n$4\r\nAUTH\r\n$6\r\nsecret\r\n");
+  out.clear();
+  appendAuth(out, "app", "pw");
+  EXPECT_EQ(out, "*3\r\n$4\r\nAUTH\r\n$3\r\napp\r\n$2\r\npw\r\n");
+}
+
 TEST(MakeTlsChannelTest, NoContextMeansPlain) {
   EXPECT_EQ(makeTlsChannel(nullptr, route::ShardAddress("s0", "127.0.0.1", 6379)), nullptr);
   EXPECT_EQ(makeTlsChannel(nullptr, route::ShardAddress("s0", "/run/redis.sock", 0)), nullptr);
