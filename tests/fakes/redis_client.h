@@ -72,4 +72,14 @@ class RedisClient {
   redisContext* ctx_ = nullptr;
 };
 
+// One command's reply as text: a string's, a status's or an error's words, "(array)" for an
+// array, "(no reply)" when none came.
+inline std::string replyText(RedisClient& client, const std::vector<std::string>& argv) {
+  Reply r = client.command(argv);
+  if (r == nullptr) {
+    return "(no reply)";
+  }
+  return r->type == REDIS_REPLY_ARRAY ? "(array)" : text(*r);
+}
+
 }  // namespace sp::fakes

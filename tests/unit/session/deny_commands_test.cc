@@ -18,15 +18,8 @@ namespace {
 
 using fakes::RedisClient;
 using fakes::Reply;
+using fakes::replyText;
 using fakes::WorkerHarness;
-
-std::string reply(RedisClient& client, const std::vector<std::string>& argv) {
-  Reply r = client.command(argv);
-  if (r == nullptr) {
-    return "(no reply)";
-  }
-  return r->type == REDIS_REPLY_ARRAY ? "(array)" : fakes::text(*r);
-}
 
 class DenyCommandsTest : public ::testing::Test {
  protected:
@@ -43,7 +36,7 @@ TEST_F(DenyCommandsTest, ADeniedCommandIsRefusedAndReachesNoShard) {
       WorkerHarness::Listen::kLoopback);
   RedisClient client(harness.port());
   const uint64_t served = shards_.commandsServed();
-  EXPECT_EQ(reply(client, {"flushall", "ASYNC"}),
+  EXPECT_EQ(replyText(client, {"flushall", "ASYNC"}),
             "ERR command 'flushall' is disabled by the shardproxy configuration (deny_commands)");
   EXPECT_EQ(shards_.commandsServed(), served);
 }
@@ -58,9 +51,9 @@ TEST_F(DenyCommandsTest, AnEntryNamesAWholeCommandNotAPrefix) {
       WorkerHarness::Listen::kLoopback);
   RedisClient client(harness.port());
   const std::string key = fakes::keysOn(*shards_.topology(), 1, 1)[0];
-  EXPECT_EQ(reply(client, {"GET", key}),
+  EXPECT_EQ(replyText(client, {"GET", key}),
             "ERR command 'get' is disabled by the shardproxy configuration (deny_commands)");
-  EXPECT_EQ(reply(client, {"GETDEL", key}), "s1|GETDEL " + key);
+  EXPECT_EQ(replyText(client, {"GETDEL", key}), "s1|GETDEL " + key);
 }
 
 TEST_F(DenyCommandsTest, ASubcommandEntryDeniesThatSubcommandInEitherSpelling) {
@@ -74,11 +67,11 @@ TEST_F(DenyCommandsTest, ASubcommandEntryDeniesThatSubcommandInEitherSpelling) {
         },
         WorkerHarness::Listen::kLoopback);
     RedisClient client(harness.port());
-    EXPECT_EQ(reply(client, {"CONFIG", "SET", "timeout", "1"}),
+    EXPECT_EQ(replyText(client, {"CONFIG", "SET", "timeout", "1"}),
               "ERR command 'config set' is disabled by the shardproxy configuration "
               "(deny_commands)")
         << entry;
-    EXPECT_EQ(reply(client, {"CONFIG", "GET", "databases"}), "(array)") << entry;
+    EXPECT_EQ(replyText(client, {"CONFIG", "GET", "databases"}), "(array)") << entry;
   }
 }
 
@@ -91,12 +84,12 @@ TEST_F(DenyCommandsTest, AContainerEntryDeniesEverySubcommand) {
       },
       WorkerHarness::Listen::kLoopback);
   RedisClient client(harness.port());
-  EXPECT_EQ(reply(client, {"CLIENT", "ID"}),
+  EXPECT_EQ(replyText(client, {"CLIENT", "ID"}),
             "ERR command 'client id' is disabled by the shardproxy configuration (deny_commands)");
-  EXPECT_EQ(reply(client, {"CLIENT", "LIST"}),
+  EXPECT_EQ(replyText(client, {"CLIENT", "LIST"}),
             "ERR command 'client list' is disabled by the shardproxy configuration "
             "(deny_commands)");
-  EXPECT_EQ(reply(client, {"PING"}), "PONG");
+  EXPECT_EQ(replyText(client, {"PING"}), "PONG");
 }
 
 TEST_F(DenyCommandsTest, ADeniedCommandInsideMultiDiscardsTheTransaction) {

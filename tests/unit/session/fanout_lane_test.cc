@@ -16,20 +16,14 @@ namespace sp::session {
 namespace {
 
 using fakes::RedisClient;
-using fakes::Reply;
-using fakes::text;
+using fakes::replyText;
 using fakes::WorkerHarness;
-
-std::string reply(RedisClient& client, const std::vector<std::string>& argv) {
-  Reply r = client.command(argv);
-  return r == nullptr ? "(no reply)" : text(*r);
-}
 
 TEST(FanoutLaneTest, ConfigSetIsRefusedUnlessAllowed) {
   fakes::FakeShards shards(2, [](const std::string& what) { ADD_FAILURE() << what; });
   WorkerHarness harness(shards.topology(), {}, WorkerHarness::Listen::kLoopback);
   RedisClient client(harness.port());
-  EXPECT_EQ(reply(client, {"CONFIG", "SET", "timeout", "5"}),
+  EXPECT_EQ(replyText(client, {"CONFIG", "SET", "timeout", "5"}),
             "ERR CONFIG SET is disabled by shardproxy (allow_config_set: true sends it to every "
             "shard)");
 }
@@ -40,14 +34,14 @@ TEST(FanoutLaneTest, ConfigSetChecksEveryPairFirstAndAnswersForItsOwnParameters)
       shards.topology(), [](config::Config& c) { c.allow_config_set = true; },
       WorkerHarness::Listen::kLoopback);
   RedisClient client(harness.port());
-  EXPECT_EQ(reply(client, {"CONFIG", "SET", "timeout", "5", "TIMEOUT", "6"}),
+  EXPECT_EQ(replyText(client, {"CONFIG", "SET", "timeout", "5", "TIMEOUT", "6"}),
             "ERR CONFIG SET failed (possibly related to argument 'TIMEOUT') - duplicate parameter");
-  EXPECT_EQ(reply(client, {"CONFIG", "SET", "timeout"}),
+  EXPECT_EQ(replyText(client, {"CONFIG", "SET", "timeout"}),
             "ERR wrong number of arguments for 'config|set' command");
-  EXPECT_EQ(reply(client, {"CONFIG", "SET", "timeout", "x"}),
+  EXPECT_EQ(replyText(client, {"CONFIG", "SET", "timeout", "x"}),
             "ERR CONFIG SET failed (possibly related to argument 'timeout') - argument couldn't be "
             "parsed into an integer");
-  EXPECT_EQ(reply(client, {"CONFIG", "SET", "timeout", "7"}), "OK");  // the proxy's own alone
+  EXPECT_EQ(replyText(client, {"CONFIG", "SET", "timeout", "7"}), "OK");  // the proxy's own alone
 }
 
 }  // namespace

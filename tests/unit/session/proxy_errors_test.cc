@@ -23,7 +23,7 @@ namespace sp::session {
 namespace {
 
 using fakes::RedisClient;
-using fakes::Reply;
+using fakes::replyText;
 using fakes::ScriptedShard;
 using fakes::WorkerHarness;
 using resp::err::ProxyError;
@@ -51,14 +51,6 @@ uint64_t total(const Counts& counts) {
   return sum;
 }
 
-std::string reply(RedisClient& client, const std::vector<std::string>& argv) {
-  Reply r = client.command(argv);
-  if (r == nullptr) {
-    return "(no reply)";
-  }
-  return r->type == REDIS_REPLY_ARRAY ? "(array)" : fakes::text(*r);
-}
-
 class ProxyErrorsTest : public ::testing::Test {
  protected:
   fakes::FakeShards shards_{2, [](const std::string& what) { ADD_FAILURE() << what; }};
@@ -77,21 +69,22 @@ TEST_F(ProxyErrorsTest, EachRefusalIsCountedUnderItsKind) {
   const std::string on0 = fakes::keysOn(topology, 0, 1)[0];
   const std::string on1 = fakes::keysOn(topology, 1, 1)[0];
 
-  EXPECT_EQ(reply(client, {"FLUSHALL"}).rfind("ERR command 'flushall' is disabled", 0), 0u);
-  EXPECT_EQ(reply(client, {"SELECT", "1"}).rfind("ERR command 'select' is not supported", 0), 0u);
-  EXPECT_EQ(reply(client, {"CLIENT", "TRACKING", "on"})
+  EXPECT_EQ(replyText(client, {"FLUSHALL"}).rfind("ERR command 'flushall' is disabled", 0), 0u);
+  EXPECT_EQ(replyText(client, {"SELECT", "1"}).rfind("ERR command 'select' is not supported", 0),
+            0u);
+  EXPECT_EQ(replyText(client, {"CLIENT", "TRACKING", "on"})
                 .rfind("ERR command 'client tracking' is not supported", 0),
             0u);
-  EXPECT_EQ(reply(client, {"RENAME", on0, on1}).rfind("CROSSSLOT", 0), 0u);
-  EXPECT_EQ(reply(client, {"EVAL", "return redis.call('get','k')", "0"})
+  EXPECT_EQ(replyText(client, {"RENAME", on0, on1}).rfind("CROSSSLOT", 0), 0u);
+  EXPECT_EQ(replyText(client, {"EVAL", "return redis.call('get','k')", "0"})
                 .rfind("ERR a script or function called with no keys", 0),
             0u);
-  EXPECT_EQ(reply(client, {"MULTI"}), "OK");
-  EXPECT_EQ(reply(client, {"DBSIZE"}).rfind("ERR command 'dbsize' spans every shard", 0), 0u);
-  EXPECT_EQ(reply(client, {"DISCARD"}), "OK");
+  EXPECT_EQ(replyText(client, {"MULTI"}), "OK");
+  EXPECT_EQ(replyText(client, {"DBSIZE"}).rfind("ERR command 'dbsize' spans every shard", 0), 0u);
+  EXPECT_EQ(replyText(client, {"DISCARD"}), "OK");
   // redis-server's own words are not the proxy's errors.
-  EXPECT_EQ(reply(client, {"GET"}), "ERR wrong number of arguments for 'get' command");
-  EXPECT_EQ(reply(client, {"NOSUCHCOMMAND"}).rfind("ERR unknown command", 0), 0u);
+  EXPECT_EQ(replyText(client, {"GET"}), "ERR wrong number of arguments for 'get' command");
+  EXPECT_EQ(replyText(client, {"NOSUCHCOMMAND"}).rfind("ERR unknown command", 0), 0u);
 
   const Counts counts = proxyErrors(harness);
   EXPECT_EQ(count(counts, ProxyError::kDisabled), 1u);
@@ -128,11 +121,12 @@ TEST(ProxyErrorsRoutedTest, AFailedShardAndAnUnmergeableSplitAreCountedAShardsEr
   WorkerHarness harness(topology, fakes::noPings, WorkerHarness::Listen::kLoopback);
   RedisClient client(harness.port());
 
-  EXPECT_EQ(reply(client, {"GET", "own"}).rfind("ERR shard s0 (127.0.0.1:1) unavailable", 0), 0u);
-  EXPECT_EQ(fakes::text(*client.command({"GET", "lost"})).rfind("ERR shard s", 0), 0u);
+  EXPECT_EQ(replyText(client, {"GET", "own"}).rfind("ERR shard s0 (127.0.0.1:1) unavailable", 0),
+            0u);
+  EXPECT_EQ(replyText(client, {"GET", "lost"}).rfind("ERR shard s", 0), 0u);
   const std::string on0 = fakes::keysOn(*topology, 0, 1)[0];
   const std::string on1 = fakes::keysOn(*topology, 1, 1)[0];
-  EXPECT_EQ(reply(client, {"MGET", on0, on1}),
+  EXPECT_EQ(replyText(client, {"MGET", on0, on1}),
             "ERR shardproxy: unexpected reply from a shard to a split command");
 
   const Counts counts = proxyErrors(harness);
