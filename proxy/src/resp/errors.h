@@ -40,6 +40,7 @@ enum class ProxyError : uint8_t {
   kNoReply,           // noReply: a defect of the proxy's, logged
 };
 inline constexpr size_t kProxyErrors = 10;
+static_assert(static_cast<size_t>(ProxyError::kNoReply) + 1 == kProxyErrors, "one label per kind");
 inline constexpr std::array<std::string_view, kProxyErrors> kProxyErrorLabels = {
     "none",       "shard_unavailable", "shutting_down",     "not_supported", "disabled",
     "cross_slot", "keyless_script",    "spans_every_shard", "unmergeable",   "no_reply"};

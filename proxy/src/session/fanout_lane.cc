@@ -166,8 +166,10 @@ Verdict FanoutLane::onKill(std::string_view bytes, const resp::CommandInfo& cmd)
     backend::DedicatedConn* conn = backend::dedicatedOf(w).acquire(
         static_cast<uint16_t>(s), backend::DedicatedConn::Mode::kCommands, &state_, &error);
     if (conn == nullptr) {
-      request->fragment_replies[s] = error.text();  // the shard is down, or the proxy stopping
-      request->proxy_error = error.kind();
+      // The shard is down, or the proxy stopping: either way the shard could not serve it, as
+      // the shard connections say of their requests at shutdown.
+      request->fragment_replies[s] = error.text();
+      request->proxy_error = resp::err::ProxyError::kShardUnavailable;
       --request->outstanding;
       continue;
     }

@@ -400,6 +400,7 @@ TEST(DedicatedPoolTest, AnAcquireWhileTheSharedConnectionIsEjectedFailsWithItsEr
     EXPECT_EQ(error.text(),
               "-ERR shard s0 (127.0.0.1:" + std::to_string(port) +
                   ") unavailable: ejected after 1 failures (last: connection refused)\r\n");
+    EXPECT_EQ(error.kind(), resp::err::ProxyError::kShardUnavailable);
   }
   ::close(fd);
 }
@@ -418,6 +419,7 @@ TEST(DedicatedPoolTest, AnAcquireForAHostThatDoesNotResolveFailsAtOnce) {
   });
   EXPECT_EQ(conn, nullptr);
   EXPECT_EQ(error.text(), "-ERR shard s0 (:6379) unavailable: cannot resolve host\r\n");
+  EXPECT_EQ(error.kind(), resp::err::ProxyError::kShardUnavailable);
   EXPECT_EQ(owner.failures.load(), 0);
   EXPECT_TRUE(eventually([&] {
     return onWorker<size_t>(harness.worker(),

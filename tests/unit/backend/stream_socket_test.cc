@@ -254,6 +254,8 @@ TEST(WriteOrQueueTest, TheRestOfALargeWriteIsQueuedAndEveryByteArrivesInOrder) {
   EXPECT_GT(pair.in_flight.size(), 0u);
   EXPECT_LT(pair.in_flight.size(), sent.size()) << "the socket took a first part at once";
   std::string received;
+  const timeval limit{10, 0};  // a write that failed part-way must not leave the reader blocked
+  ASSERT_EQ(::setsockopt(pair.peer(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit), 0);
   std::thread reader([&] {
     char chunk[65536];
     while (received.size() < sent.size()) {
