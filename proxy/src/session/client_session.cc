@@ -321,9 +321,7 @@ void ClientSession::dispatch(const resp::RequestFrame& frame, std::string_view r
       if (worker_.logLimiter().allow()) {
         spdlog::error("worker {}: command '{}' produced no reply", worker_.index(), cmd->name);
       }
-      const resp::err::ErrorReply error = resp::err::noReply(cmd->name);
-      stats.countProxyError(error.kind());
-      reply = error.text();
+      appendOwnError(stats, resp::err::noReply(cmd->name), &reply);
     }
     observeImmediate(stats, cmd,
                      resp::isError(reply) ? net::RequestResult::kError : net::RequestResult::kOk);

@@ -11,6 +11,7 @@
 #include "session/client_commands.h"
 #include "session/client_session.h"
 #include "session/command_introspection.h"
+#include "session/request_observer.h"
 
 namespace sp::session {
 namespace {
@@ -24,12 +25,6 @@ bool validClientName(std::string_view name) {
     }
   }
   return true;
-}
-
-// One of the proxy's own errors as a local command's reply, counted by its kind.
-void ownError(ClientSession& session, const resp::err::ErrorReply& error, std::string* reply) {
-  session.worker().stats().countProxyError(error.kind());
-  reply->append(error.text());
 }
 
 }  // namespace
@@ -79,7 +74,7 @@ void runLocalCommand(ClientSession& session, const resp::CommandInfo& cmd,
           numeric = numeric && ((c >= '0' && c <= '9') || c == '-');
         }
         if (numeric) {
-          ownError(session, resp::err::kSelectOtherDatabase, reply);
+          appendOwnError(session.worker().stats(), resp::err::kSelectOtherDatabase, reply);
         } else {
           reply->append(resp::err::kNotInteger);
         }
@@ -146,7 +141,7 @@ void runLocalCommand(ClientSession& session, const resp::CommandInfo& cmd,
       ClientCommands::run(session, cmd, args, reply, close_after);
       return;
     default:
-      ownError(session, resp::err::notSupported(cmd.name), reply);
+      appendOwnError(session.worker().stats(), resp::err::notSupported(cmd.name), reply);
       return;
   }
 }

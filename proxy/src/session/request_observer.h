@@ -5,12 +5,14 @@
 // needs it even with SHARDPROXY_METRICS=0). BackendConn times each shard reply itself.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "core/clock.h"
 #include "net/worker.h"
 #include "net/worker_stats.h"
 #include "resp/command_table.h"
+#include "resp/errors.h"
 #include "resp/reply_reader.h"
 #include "session/pending_request.h"
 
@@ -36,6 +38,14 @@ inline void observeImmediate(net::WorkerStats& stats, const resp::CommandInfo* c
                              net::RequestResult result) {
   stats.countRequest(net::commandClass(cmd), result);
   stats.commands_by_name.observe(cmd, 0, 0, result != net::RequestResult::kOk);
+}
+
+// One of the proxy's own errors as a reply the proxy writes itself (a local command's), counted
+// by its kind.
+inline void appendOwnError(net::WorkerStats& stats, const resp::err::ErrorReply& error,
+                           std::string* reply) {
+  stats.countProxyError(error.kind());
+  reply->append(error.text());
 }
 
 // Records a slow log entry for `request` (out of line: rare).
