@@ -7,7 +7,6 @@
 #include <spdlog/spdlog.h>
 
 #include "backend/cluster_redirector.h"
-#include "backend/send_queue.h"
 #include "backend/stream_socket.h"
 #include "backend/worker_backends.h"
 #include "core/assert.h"
@@ -26,7 +25,6 @@ bool isRedirect(std::string_view reply) {
   return reply.size() > 6 && reply[0] == '-' &&
          (reply.substr(1, 6) == "MOVED " || reply.substr(1, 4) == "ASK ");
 }
-constexpr size_t kMinReadSpace = 64 * 1024;
 
 // One backend reply to a client request (a fragment, for a split one), before it is handed on:
 // the shard's duration histogram, error replies, MOVED/ASK/TRYAGAIN. now_ns: when the read that
@@ -62,9 +60,10 @@ BackendConn::BackendConn(net::Worker& worker, uint16_t shard, route::ShardAddres
       address_(std::move(address)),
       credentials_(std::move(credentials)),
       protocol_(protocol),
-      replica_(replica) {}
+      replica_(replica),
+      link_(worker, *this, kMinReadSpace, 0) {}
 
-BackendConn::~BackendConn() { SP_ASSERT(!tcp_open_ && fifo_.empty()); }
+BackendConn::~BackendConn() { SP_ASSERT(fifo_.empty()); }
 
 std::string BackendConn::unavailableError(std::string_view reason) const {
   return resp::err::shardUnavailable(address_.label(), reason);
@@ -127,12 +126,12 @@ net::BackendState BackendConn::state() const {
   if (failsFast(standing_)) {
     return net::BackendState::kEjected;
   }
-  switch (link_) {
-    case Link::kUp:
+  switch (link_.state()) {
+    case ShardLink::State::kUp:
       return net::BackendState::kUp;
-    case Link::kConnecting:
+    case ShardLink::State::kConnecting:
       return net::BackendState::kConnecting;
-    case Link::kClosed:
+    case ShardLink::State::kClosed:
       break;
   }
   return net::BackendState::kDown;
@@ -145,57 +144,19 @@ void BackendConn::start() {
 }
 
 void BackendConn::connect() {
-  initStreamSocket(worker_.loop(), address_, &socket_, this);
-  tls_ = makeTlsChannel(worker_.context().backendTls(), address_);
-  tcp_open_ = true;
-  link_ = Link::kConnecting;
-  connect_req_.data = this;
-  std::string error;
-  if (!connectStreamSocket(address_, &socket_, &connect_req_, &BackendConn::onConnectCb, &error)) {
-    fail(error);
-    return;
+  if (link_.connect(address_)) {
+    timer_->start(worker_.config().backend_connect_timeout_ms);
   }
+}
+
+void BackendConn::onLinkHandshaking() {
+  // Still connecting until the handshake is done, under the same time limit.
   timer_->start(worker_.config().backend_connect_timeout_ms);
+  worker_.flushes().markShard(this);  // the ClientHello
 }
 
-void BackendConn::onConnectCb(uv_connect_t* req, int status) {
-  auto* self = static_cast<BackendConn*>(req->data);
-  if (status == UV_ECANCELED) {
-    return;
-  }
-  self->onConnected(status);
-}
-
-void BackendConn::onConnected(int status) {
-  if (link_ != Link::kConnecting) {
-    return;
-  }
+void BackendConn::onLinkUp() {
   timer_->stop();
-  if (status < 0) {
-    stats_.connect_failures.add();
-    fail(uv_strerror(status));
-    return;
-  }
-  switch (startConnectedSocket(worker_, address_, &socket_, tls_.get(), &BackendConn::onAllocCb,
-                               &BackendConn::onReadCb)) {
-    case ConnectedStep::kUp:
-      linkUp();
-      return;
-    case ConnectedStep::kHandshaking:
-      // Still connecting until the handshake is done, under the same time limit.
-      timer_->start(worker_.config().backend_connect_timeout_ms);
-      worker_.flushes().markShard(this);  // the ClientHello
-      return;
-    case ConnectedStep::kFailed:
-      stats_.connect_failures.add();
-      fail(tls_->error());
-      return;
-  }
-}
-
-void BackendConn::linkUp() {
-  timer_->stop();
-  link_ = Link::kUp;
   stats_.connects.add();
   if (ever_up_) {
     stats_.reconnects.add();
@@ -223,16 +184,17 @@ void BackendConn::linkUp() {
     startStallClock();
     armRequestTimer();
   }
-  if (!out_.empty()) {
+  if (!link_.out().empty()) {
     worker_.flushes().markShard(this);
   }
 }
 
 void BackendConn::prepend(std::string_view bytes, OpKind kind) {
+  Buffer& out = link_.out();
   Buffer queued;
-  queued.swap(out_);
-  out_.append(bytes);
-  out_.append(queued.view());
+  queued.swap(out);
+  out.append(bytes);
+  out.append(queued.view());
   BackendOp* op = opsOf(worker_).acquire();
   op->request = nullptr;
   op->fragment = 0;
@@ -261,7 +223,7 @@ void BackendConn::queue(std::string_view bytes, InFlightRequest* request, uint32
                         OpKind kind, bool slow) {
   // The bytes first: when they do not fit in memory (std::bad_alloc, handled by the client's
   // session), no op is left waiting for a reply to a command that was never sent.
-  out_.append(bytes);
+  link_.out().append(bytes);
   BackendOp* op = opsOf(worker_).acquire();
   op->request = request;
   op->fragment = fragment;
@@ -274,7 +236,7 @@ void BackendConn::queue(std::string_view bytes, InFlightRequest* request, uint32
     ++slow_ops_;
   }
   stats_.inflight.add();
-  if (link_ == Link::kUp) {
+  if (link_.up()) {
     worker_.flushes().markShard(this);
     if (was_empty) {
       startStallClock();  // nothing was outstanding: the clock starts now
@@ -283,10 +245,8 @@ void BackendConn::queue(std::string_view bytes, InFlightRequest* request, uint32
   }
 }
 
-void BackendConn::startStallClock() { stall_.restart(worker_.timers().nowMs(), writeQueue()); }
-
-size_t BackendConn::writeQueue() const {
-  return writing_ ? uv_stream_get_write_queue_size(&socket_.stream) : 0;
+void BackendConn::startStallClock() {
+  stall_.restart(worker_.timers().nowMs(), link_.writeQueue());
 }
 
 uint64_t BackendConn::stallLimitMs() const {
@@ -304,151 +264,63 @@ void BackendConn::armRequestTimer() {
 
 void BackendConn::ping() {
   const bool pinged = standing_ == Standing::kServing || standing_ == Standing::kRetiring;
-  if (link_ == Link::kUp && !ping_outstanding_ && pinged) {
+  if (link_.up() && !ping_outstanding_ && pinged) {
     ping_outstanding_ = true;
     queue(kPing, nullptr, 0, OpKind::kPing, false);
   }
 }
 
-size_t BackendConn::trimBuffers() {
-  // Only a buffer that carried little since the last trim: one that keeps carrying large values
-  // keeps its memory. Between loop turns nothing points into out_ or in_, so their few bytes left
-  // (a PING just queued, part of a reply) may move; write_buf_ is libuv's while a write is in
-  // flight.
-  size_t freed = 0;
-  if (out_peak_ <= kBufferKeepBytes / 2) {
-    freed += out_.shrink(kBufferKeepBytes) + write_buf_.shrinkIfEmpty(kBufferKeepBytes);
-  }
-  if (in_peak_ <= kBufferKeepBytes / 2) {
-    freed += in_.shrink(kBufferKeepBytes);
-  }
-  out_peak_ = in_peak_ = 0;
-  return freed;
-}
+size_t BackendConn::trimBuffers() { return link_.trim(kBufferKeepBytes); }
 
 void BackendConn::flush() {
   dirty = false;
-  if (writing_) {
-    return;
-  }
-  Buffer* wire = &out_;
-  bool all_ops = true;  // every queued request goes out with these bytes
-  if (tls_ == nullptr) {
-    if (link_ != Link::kUp || out_.empty()) {
+  switch (link_.flush()) {
+    case ShardLink::Flushed::kNothing:
+    case ShardLink::Flushed::kFailed:
       return;
-    }
-    out_peak_ = std::max(out_peak_, out_.size());
-  } else if (!sealTls(&wire, &all_ops)) {
-    return;
-  }
-  SP_ASSERT(write_buf_.empty());
-  write_req_.data = this;
-  int error = 0;
-  switch (writeOrQueue(&socket_, *wire, write_buf_, &write_req_, &BackendConn::onWriteCb, &error)) {
-    case WriteStep::kDone:
-      unsent_ops_ = all_ops ? 0 : unsent_ops_;
-      return;
-    case WriteStep::kFailed:
-      fail(uv_strerror(error));
-      return;
-    case WriteStep::kQueued:
+    case ShardLink::Flushed::kDone:
+      break;
+    case ShardLink::Flushed::kQueued:
+      stall_.restart(worker_.timers().freshNowMs(), link_.writeQueue(), link_.kernelQueue());
       break;
   }
-  writing_ = true;
-  unsent_ops_ = all_ops ? 0 : unsent_ops_;  // those bytes are now the kernel's or libuv's
-  stall_.restart(worker_.timers().freshNowMs(), writeQueue(), kernelSendQueue(&socket_.handle));
+  if (link_.out().empty()) {
+    unsent_ops_ = 0;  // every queued request's bytes are now the kernel's or libuv's
+  }
 }
 
-bool BackendConn::sealTls(Buffer** wire, bool* all_ops) {
-  // The handshake's records go out while the link is still connecting.
-  const bool records = tls_->pendingCipher() > 0;
-  if ((link_ != Link::kUp && !(link_ == Link::kConnecting && records)) ||
-      (out_.empty() && !records)) {
-    return false;
-  }
-  out_peak_ = std::max(out_peak_, out_.size());
-  std::string error;
-  if (!sealTlsRecords(*tls_, out_, tls_wire_, &error)) {
-    fail(error);
-    return false;
-  }
-  *wire = &tls_wire_;
-  *all_ops = out_.empty();  // the handshake may hold requests back
-  return !tls_wire_.empty();
-}
-
-void BackendConn::onWriteCb(uv_write_t* req, int status) {
-  auto* self = static_cast<BackendConn*>(req->data);
-  self->writing_ = false;
-  self->write_buf_.clear();
-  if (status < 0) {
-    if (status != UV_ECANCELED) {
-      self->fail(uv_strerror(status));
-    }
-    return;
-  }
+void BackendConn::onLinkWritten() {
   // The socket was backed up: the kernel's queue is the baseline from which the shard is seen to
   // take the rest.
-  self->stall_.restart(self->worker_.timers().freshNowMs(), 0,
-                       kernelSendQueue(&self->socket_.handle));
-  if (!self->out_.empty() || (self->tls_ != nullptr && self->tls_->pendingCipher() > 0)) {
-    self->worker_.flushes().markShard(self);
+  stall_.restart(worker_.timers().freshNowMs(), 0, link_.kernelQueue());
+  if (link_.hasPending()) {
+    worker_.flushes().markShard(this);
   }
 }
 
-void BackendConn::onAllocCb(uv_handle_t* handle, size_t /*suggested*/, uv_buf_t* buf) {
-  auto* self = static_cast<BackendConn*>(handle->data);
-  net::Worker& w = self->worker_;
-  *buf = readSpace(self->tls_ != nullptr,
-                   uv_buf_init(w.readBuffer(), static_cast<unsigned>(w.readBufferSize())),
-                   self->in_, kMinReadSpace);
-}
+void BackendConn::onLinkFlushWanted() { worker_.flushes().markShard(this); }
 
-void BackendConn::onReadCb(uv_stream_t* stream, ssize_t nread, const uv_buf_t* /*buf*/) {
-  static_cast<BackendConn*>(stream->data)->onRead(nread);
-}
-
-void BackendConn::onRead(ssize_t nread) {
-  if (nread < 0) {
-    fail(readFailure(nread));
-    return;
-  }
-  if (tls_ == nullptr) {
-    in_.commit(static_cast<size_t>(nread));
-  } else if (!decryptTls(static_cast<size_t>(nread))) {
-    return;
-  }
-  in_peak_ = std::max(in_peak_, in_.size());
+void BackendConn::onLinkRead(size_t /*nread*/) {
   read_ns_ = metrics::kMetricsEnabled ? monoNanos() : 0;
-  while (!in_.empty() && link_ == Link::kUp) {
-    size_t consumed = 0;
-    resp::ReplyInfo info;
-    resp::ParseStatus st = scanner_.scan(in_.view(), &consumed, &info);
-    if (st == resp::ParseStatus::kIncomplete) {
-      break;
-    }
-    if (st == resp::ParseStatus::kError) {
-      worker_.stats().protocol_errors_backend.add(scanner_.error());
-      fail(std::string("protocol error: ") + resp::errorMessage(scanner_.error()));
-      return;
-    }
-    if (fifo_.empty()) {
-      worker_.stats().protocol_errors_backend.add();
-      fail("protocol error: reply without a request");
-      return;
-    }
-    complete(std::string_view(in_.readPtr(), consumed));
-    if (link_ != Link::kUp) {
-      return;  // the reply failed the connection (AUTH or PING error)
-    }
-    in_.consume(consumed);
-  }
   // Progress: the armed timer (if any) sees it when it fires, and goes quiet if the FIFO is
   // empty by then.
-  if (nread > 0) {
-    stall_.progress(worker_.timers().nowMs());
-    timeout_confirming_ = false;
+  stall_.progress(worker_.timers().nowMs());
+  timeout_confirming_ = false;
+}
+
+void BackendConn::onLinkReply(std::string_view reply) {
+  if (fifo_.empty()) {
+    link_.protocolError("reply without a request");
+    return;
   }
+  complete(reply);
+}
+
+void BackendConn::onLinkFailed(std::string_view reason, ShardLink::Failure kind) {
+  if (kind == ShardLink::Failure::kConnect) {
+    stats_.connect_failures.add();
+  }
+  fail(reason);
 }
 
 void BackendConn::complete(std::string_view reply) {
@@ -584,58 +456,17 @@ void BackendConn::failSentOps(std::string_view reason) {
   }
 }
 
-bool BackendConn::decryptTls(size_t nread) {
-  if (!tls_->feed(worker_.readBuffer(), nread)) {
-    if (link_ == Link::kConnecting) {
-      stats_.connect_failures.add();
-    }
-    if (!writing_) {
-      sendTlsAlert(*tls_, &socket_.stream);
-    }
-    fail(tls_->error());
-    return false;
-  }
-  if (tls_->pendingCipher() > 0) {
-    worker_.flushes().markShard(this);  // handshake records
-  }
-  if (link_ == Link::kConnecting) {
-    if (!tls_->handshakeDone()) {
-      return true;
-    }
-    linkUp();
-  }
-  std::string error;
-  if (!readTlsPlaintext(*tls_, in_, &error)) {
-    fail(error);
-    return false;
-  }
-  return true;
-}
-
 void BackendConn::closeSocket(bool keep_unsent) {
-  if (link_ == Link::kUp) {
+  if (link_.up()) {
     stats_.connections_up.sub();
   }
-  link_ = Link::kClosed;
-  if (tcp_open_) {
-    uv_read_stop(&socket_.stream);
-    tcp_open_ = false;
-    tcp_closing_ = true;
-    ++pending_closes_;
-    uv_close(&socket_.handle, &BackendConn::onCloseCb);
-  }
+  link_.close(keep_unsent);
   if (timer_ != nullptr) {
     timer_->stop();
     request_timer_->stop();
   }
   request_timer_armed_ = false;
   timeout_confirming_ = false;
-  if (!keep_unsent) {
-    out_.clear();
-  }
-  in_.clear();
-  tls_wire_.clear();
-  scanner_.reset();
   ping_outstanding_ = false;
 }
 
@@ -643,14 +474,14 @@ void BackendConn::fail(std::string_view reason, bool keep_unsent) {
   if (standing_ == Standing::kShutDown) {
     return;
   }
-  const bool was_up = link_ == Link::kUp;
+  const bool was_up = link_.up();
   last_failure_ = std::string(reason);
   ++failures_;
   if (worker_.config().cluster_mode) {
     worker_.requestTopologyRefresh();  // a failed node may have been failed over
   }
-  // Requests whose bytes never left (out_) wait for the next connection after a stall; a write
-  // in flight (write_buf_) may have reached the shard, so its requests fail with the rest.
+  // Requests whose bytes never left (the link's out()) wait for the next connection after a stall;
+  // a write in flight may have reached the shard, so its requests fail with the rest.
   keep_unsent = keep_unsent && standing_ == Standing::kServing && timer_ != nullptr &&
                 failures_ < worker_.config().backend_failure_limit;
   closeSocket(keep_unsent);
@@ -693,12 +524,6 @@ void BackendConn::fail(std::string_view reason, bool keep_unsent) {
   timer_->start(delay);
 }
 
-void BackendConn::onCloseCb(uv_handle_t* handle) {
-  auto* self = static_cast<BackendConn*>(handle->data);
-  self->tcp_closing_ = false;
-  --self->pending_closes_;
-}
-
 void BackendConn::retire() {
   if (standing_ == Standing::kRetiring || standing_ == Standing::kShutDown) {
     return;
@@ -713,13 +538,12 @@ void BackendConn::onTimer() {
   if (standing_ == Standing::kShutDown) {
     return;
   }
-  if (link_ == Link::kConnecting) {
+  if (link_.connecting()) {
     stats_.connect_failures.add();
-    const bool handshaking = tls_ != nullptr && tls_->handshakeStarted();
-    fail(handshaking ? "TLS handshake timeout" : "connect timeout");
+    fail(link_.handshakeStarted() ? "TLS handshake timeout" : "connect timeout");
     return;
   }
-  if (tcp_closing_) {
+  if (link_.closing()) {
     timer_->start(1);
     return;
   }
@@ -731,13 +555,13 @@ void BackendConn::onTimer() {
 
 void BackendConn::onRequestTimer() {
   request_timer_armed_ = false;
-  if (standing_ == Standing::kShutDown || link_ != Link::kUp || fifo_.empty()) {
+  if (standing_ == Standing::kShutDown || !link_.up() || fifo_.empty()) {
     timeout_confirming_ = false;
     return;
   }
   const uint64_t limit = stallLimitMs();
   const uint64_t left =
-      stall_.check(worker_.timers().nowMs(), writeQueue(), kernelSendQueue(&socket_.handle), limit);
+      stall_.check(worker_.timers().nowMs(), link_.writeQueue(), link_.kernelQueue(), limit);
   if (left > 0) {
     request_timer_armed_ = true;  // bytes moved since it was armed: wait for the rest
     timeout_confirming_ = false;

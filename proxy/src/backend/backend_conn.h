@@ -1,10 +1,11 @@
 // BackendConn: one long-lived, pipelined connection from a worker to a Redis server (a shard's
 // primary or one of its replicas).
 //
-// Requests of many clients are appended to one output buffer and recorded, in send order, in a
-// FIFO of BackendOps. Each reply (framed by ReplyScanner, never parsed into values) completes the
-// front op, and goes to its request through the reply handler (backend_op.h). When the connection
-// fails, every op in the FIFO is answered with
+// Requests of many clients are appended to its link's output buffer (ShardLink, shard_link.h:
+// the socket, TLS and read and write loops it shares with DedicatedConn) and recorded, in send
+// order, in a FIFO of BackendOps. Each reply (framed by ReplyScanner, never parsed into values)
+// completes the front op, and goes to its request through the reply handler (backend_op.h). When
+// the connection fails, every op in the FIFO is answered with
 // "-ERR shard <name> (<addr>) unavailable: <reason>" in order.
 //
 // Health: a PING every backend.ping_interval_ms shares the pipeline. A connection whose requests
@@ -31,23 +32,19 @@
 // exit); kShutDown is final. Only kServing takes requests; kEjected and kProbing fail them fast.
 #pragma once
 
-#include <uv.h>
-
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include "backend/backend_op.h"
+#include "backend/shard_link.h"
 #include "backend/stall_watch.h"
-#include "backend/stream_socket.h"
-#include "core/buffer.h"
 #include "core/intrusive_queue.h"
 #include "net/flush_batch.h"
 #include "net/timers.h"
 #include "net/worker_stats.h"
 #include "resp/protocol.h"
 #include "resp/reply_reader.h"
-#include "resp/reply_scanner.h"
 #include "route/topology.h"
 
 namespace sp::net {
@@ -75,7 +72,7 @@ const char* standingName(Standing standing);
 bool canMove(Standing from, Standing to);
 inline bool failsFast(Standing s) { return s == Standing::kEjected || s == Standing::kProbing; }
 
-class BackendConn final : public net::Flushable {
+class BackendConn final : public net::Flushable, private ShardLink::Role {
  public:
   // `protocol` kResp3: HELLO 3 follows AUTH on every (re)connect, for RESP3 clients' requests.
   BackendConn(net::Worker& worker, uint16_t shard, route::ShardAddress address,
@@ -91,7 +88,7 @@ class BackendConn final : public net::Flushable {
   // sent finish, then shuts down.
   void retire();
   // Shut down and every libuv handle closed: the object may be destroyed.
-  bool fullyClosed() const { return standing_ == Standing::kShutDown && pending_closes_ == 0; }
+  bool fullyClosed() const { return standing_ == Standing::kShutDown && !link_.closing(); }
 
   // True when a request sent now is queued (connected, connecting or reconnecting); false while
   // the connection is ejected, retired or shut down, when requests must fail fast.
@@ -104,8 +101,7 @@ class BackendConn final : public net::Flushable {
   // stall limit recycles it, and reads go to the primary (or the next replica) meanwhile.
   static constexpr uint64_t kSlowForReadsMs = 100;
   bool servingReads(uint64_t now_ms) const {
-    return accepting() && link_ == Link::kUp &&
-           (fifo_.empty() || stall_.idleMs(now_ms) < kSlowForReadsMs);
+    return accepting() && link_.up() && (fifo_.empty() || stall_.idleMs(now_ms) < kSlowForReadsMs);
   }
 
   // Queues `bytes` (one complete command) for the server; `request` gets the reply (fragment
@@ -131,26 +127,22 @@ class BackendConn final : public net::Flushable {
   std::string ejectedError() const;
 
  private:
-  enum class Link : uint8_t { kClosed, kConnecting, kUp };
+  static constexpr size_t kMinReadSpace = 64 * 1024;
 
-  static void onConnectCb(uv_connect_t* req, int status);
-  static void onAllocCb(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
-  static void onReadCb(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
-  static void onWriteCb(uv_write_t* req, int status);
-  static void onCloseCb(uv_handle_t* handle);
+  // The link's steps (shard_link.h).
+  void onLinkHandshaking() override;
+  void onLinkUp() override;  // AUTH, HELLO, READONLY ahead of what was queued; stall clock
+  void onLinkRead(size_t nread) override;
+  void onLinkReply(std::string_view reply) override;
+  void onLinkWritten() override;
+  void onLinkFlushWanted() override;
+  void onLinkFailed(std::string_view reason, ShardLink::Failure kind) override;
+  void onLinkClosed() override {}
 
   // The one place the standing changes: checks the move (canMove) and keeps the ejection counter
   // and the ejected gauge.
   void enter(Standing next);
   void connect();
-  void onConnected(int status);
-  void linkUp();  // connected (and, under backend.tls, the handshake done): AUTH, HELLO, queue
-  // backend.tls: ciphertext read into the worker's buffer, decrypted into in_; false once failed.
-  bool decryptTls(size_t nread);
-  // backend.tls: out_ sealed into records, *wire pointed at them, *all_ops false when the
-  // handshake holds requests back; false when there is nothing to send or the connection failed.
-  bool sealTls(Buffer** wire, bool* all_ops);
-  void onRead(ssize_t nread);
   void queue(std::string_view bytes, InFlightRequest* request, uint32_t fragment, OpKind kind,
              bool slow);
   // Puts one of the proxy's own commands ahead of everything queued (AUTH, READONLY).
@@ -176,7 +168,6 @@ class BackendConn final : public net::Flushable {
   void startStallClock();
   void armRequestTimer();
   uint64_t stallLimitMs() const;
-  size_t writeQueue() const;
 
   net::Worker& worker_;
   net::ShardStats& stats_;
@@ -186,11 +177,6 @@ class BackendConn final : public net::Flushable {
   resp::Protocol protocol_;
   bool replica_;
   Standing standing_ = Standing::kServing;
-  Link link_ = Link::kClosed;
-  int pending_closes_ = 0;    // uv_close calls whose callback has not run yet (the socket's)
-  bool tcp_open_ = false;     // tcp_ initialised and not yet closed
-  bool tcp_closing_ = false;  // uv_close(tcp_) issued, close callback not yet run
-  bool writing_ = false;      // a uv_write of write_buf_ is in flight
   bool ping_outstanding_ = false;
   bool ever_up_ = false;
   uint32_t failures_ = 0;      // consecutive failures
@@ -198,9 +184,7 @@ class BackendConn final : public net::Flushable {
   uint32_t eject_ms_ = 0;      // current ejection length
   std::string last_failure_;
 
-  StreamSocket socket_{};
-  uv_connect_t connect_req_{};
-  uv_write_t write_req_{};
+  ShardLink link_;  // the socket, its buffers and TLS session, the read and write loops
   // From start() to shutdown() (net/timers.h: the worker's, or a test's).
   std::unique_ptr<net::Timer> timer_;          // connect timeout; reconnect/ejection delay
   std::unique_ptr<net::Timer> request_timer_;  // stall check while the FIFO is not empty
@@ -208,19 +192,10 @@ class BackendConn final : public net::Flushable {
   bool timeout_confirming_ = false;  // expired once; confirmed after the next poll
   StallWatch stall_;
   uint32_t slow_ops_ = 0;    // ops of backend.slow_commands in the FIFO
-  uint32_t unsent_ops_ = 0;  // the FIFO's last ops, whose bytes are still in out_
+  uint32_t unsent_ops_ = 0;  // the FIFO's last ops, whose bytes are still in the link's out()
 
-  Buffer out_;                            // bytes not yet handed to the kernel
-  Buffer write_buf_;                      // bytes of the uv_write in flight
-  Buffer in_;                             // replies received, not yet complete
-  std::unique_ptr<tls::TlsChannel> tls_;  // backend.tls: this connection's TLS session
-  Buffer tls_wire_;                       // records sealed in flush(), on their way out
   uint64_t read_ns_ = 0;  // when the current read returned (metrics builds), for every reply in it
-  resp::ReplyScanner scanner_;
   IntrusiveQueue<BackendOp, &BackendOp::next> fifo_;
-  // The most bytes out_ held at a flush, and in_ after a read, since the last trimBuffers().
-  size_t out_peak_ = 0;
-  size_t in_peak_ = 0;
 };
 
 }  // namespace sp::backend

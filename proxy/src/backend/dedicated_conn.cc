@@ -8,7 +8,6 @@
 
 #include "backend/backend_conn.h"
 #include "backend/backend_pool.h"
-#include "backend/send_queue.h"
 #include "backend/stream_socket.h"
 #include "backend/worker_backends.h"
 #include "core/assert.h"
@@ -52,72 +51,39 @@ DedicatedConn::DedicatedConn(net::Worker& worker, DedicatedPool& pool, uint16_t 
       shard_(shard),
       address_(std::move(address)),
       mode_(mode),
-      protocol_(protocol) {}
+      protocol_(protocol),
+      link_(worker, *this, kMinReadSpace, kKeepBytes) {}
 
 void DedicatedConn::start() {
-  initStreamSocket(worker_.loop(), address_, &socket_, this);
-  tls_ = makeTlsChannel(worker_.context().backendTls(), address_);
   timer_ = worker_.timers().timer("shard.dedicated", [this] { onTimer(); });
   if (!address_.password.empty()) {
     // AUTH goes first, ahead of whatever the owner queues while connecting.
     std::string auth;
     appendAuth(auth, address_.username, address_.password);
-    out_.append(auth);
+    link_.out().append(auth);
     Op op;
     op.auth = true;
     ops_.push_back(op);
   }
   if (protocol_ == resp::Protocol::kResp3) {
-    out_.append("*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n");
+    link_.out().append("*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n");
     Op op;
     op.hello = true;
     ops_.push_back(op);
   }
-  connect_req_.data = this;
-  std::string error;
-  if (!connectStreamSocket(address_, &socket_, &connect_req_, &DedicatedConn::onConnectCb,
-                           &error)) {
-    fail(error);
-    return;
+  if (link_.connect(address_)) {
+    timer_->start(worker_.config().backend_connect_timeout_ms);
   }
+}
+
+void DedicatedConn::onLinkHandshaking() {
+  // Still connecting until the handshake is done, under the same time limit.
   timer_->start(worker_.config().backend_connect_timeout_ms);
+  flush();  // the ClientHello
 }
 
-void DedicatedConn::onConnectCb(uv_connect_t* req, int status) {
-  if (status == UV_ECANCELED) {
-    return;
-  }
-  static_cast<DedicatedConn*>(req->data)->onConnected(status);
-}
-
-void DedicatedConn::onConnected(int status) {
-  if (link_ != Link::kConnecting || life_ != Life::kServing) {
-    return;
-  }
+void DedicatedConn::onLinkUp() {
   timer_->stop();
-  if (status < 0) {
-    fail(uv_strerror(status));
-    return;
-  }
-  switch (startConnectedSocket(worker_, address_, &socket_, tls_.get(), &DedicatedConn::onAllocCb,
-                               &DedicatedConn::onReadCb)) {
-    case ConnectedStep::kUp:
-      linkUp();
-      return;
-    case ConnectedStep::kHandshaking:
-      // Still connecting until the handshake is done, under the same time limit.
-      timer_->start(worker_.config().backend_connect_timeout_ms);
-      flush();  // the ClientHello
-      return;
-    case ConnectedStep::kFailed:
-      fail(tls_->error());
-      return;
-  }
-}
-
-void DedicatedConn::linkUp() {
-  timer_->stop();
-  link_ = Link::kUp;
   armTimer();
   flush();
 }
@@ -131,10 +97,10 @@ void DedicatedConn::send(std::string_view bytes, InFlightRequest* request, uint3
   op.remaining = replies;
   op.blocking = blocking;
   op.slow = request != nullptr && worker_.slowCommand(request->cmd);
-  out_.append(bytes);  // first: a command that did not fit in memory leaves no op behind
+  link_.out().append(bytes);  // first: a command that did not fit in memory leaves no op behind
   const bool was_empty = ops_.empty();
   ops_.push_back(op);
-  if (link_ == Link::kUp) {
+  if (link_.up()) {
     if (was_empty) {
       armTimer();
     }
@@ -143,130 +109,25 @@ void DedicatedConn::send(std::string_view bytes, InFlightRequest* request, uint3
 }
 
 void DedicatedConn::flush() {
-  const bool records = tls_ != nullptr && tls_->pendingCipher() > 0;
-  const bool handshaking = link_ == Link::kConnecting && records;
-  if ((link_ != Link::kUp && !handshaking) || writing_ || (out_.empty() && !records)) {
-    return;
+  if (link_.flush() == ShardLink::Flushed::kQueued) {
+    stall_.restart(worker_.timers().freshNowMs(), link_.writeQueue(), link_.kernelQueue());
   }
-  Buffer* wire = &out_;
-  if (tls_ != nullptr) {
-    std::string error;
-    if (!sealTlsRecords(*tls_, out_, tls_wire_, &error)) {
-      fail(error);
-      return;
-    }
-    wire = &tls_wire_;
-  }
-  write_req_.data = this;
-  int error = 0;
-  switch (
-      writeOrQueue(&socket_, *wire, write_buf_, &write_req_, &DedicatedConn::onWriteCb, &error)) {
-    case WriteStep::kDone:
-      wire->shrinkIfEmpty(kKeepBytes);  // a large command has gone: its memory goes too
-      return;
-    case WriteStep::kFailed:
-      fail(uv_strerror(error));
-      return;
-    case WriteStep::kQueued:
-      break;
-  }
-  writing_ = true;
-  stall_.restart(worker_.timers().freshNowMs(), writeQueue(), kernelSendQueue(&socket_.handle));
 }
 
-void DedicatedConn::onWriteCb(uv_write_t* req, int status) {
-  auto* self = static_cast<DedicatedConn*>(req->data);
-  self->writing_ = false;
-  self->write_buf_.clear();
-  self->write_buf_.shrinkIfEmpty(kKeepBytes);
-  if (self->life_ != Life::kServing) {
-    return;
-  }
-  if (status < 0) {
-    self->fail(uv_strerror(status));
-    return;
-  }
-  // As BackendConn::onWriteCb: the kernel's queue is the baseline for the shard taking the rest.
-  self->stall_.restart(self->worker_.timers().freshNowMs(), 0,
-                       kernelSendQueue(&self->socket_.handle));
-  self->flush();
-}
-
-void DedicatedConn::onAllocCb(uv_handle_t* handle, size_t /*suggested*/, uv_buf_t* buf) {
-  auto* self = static_cast<DedicatedConn*>(handle->data);
-  net::Worker& w = self->worker_;
-  *buf = readSpace(self->tls_ != nullptr,
-                   uv_buf_init(w.readBuffer(), static_cast<unsigned>(w.readBufferSize())),
-                   self->in_, kMinReadSpace);
-}
-
-void DedicatedConn::onReadCb(uv_stream_t* stream, ssize_t nread, const uv_buf_t* /*buf*/) {
-  static_cast<DedicatedConn*>(stream->data)->onRead(nread);
-}
-
-void DedicatedConn::onRead(ssize_t nread) {
+void DedicatedConn::onLinkWritten() {
   if (life_ != Life::kServing) {
     return;
   }
-  if (nread < 0) {
-    fail(readFailure(nread));
-    return;
-  }
-  if (tls_ == nullptr) {
-    in_.commit(static_cast<size_t>(nread));
-  } else if (!decryptTls(static_cast<size_t>(nread))) {
-    return;
-  }
-  if (nread > 0) {
-    stall_.progress(worker_.timers().nowMs());
-  }
-  while (!in_.empty()) {
-    size_t consumed = 0;
-    resp::ReplyInfo info;
-    const resp::ParseStatus st = scanner_.scan(in_.view(), &consumed, &info);
-    if (st == resp::ParseStatus::kIncomplete) {
-      break;
-    }
-    if (st == resp::ParseStatus::kError) {
-      worker_.stats().protocol_errors_backend.add();
-      fail(std::string("protocol error: ") + resp::errorMessage(scanner_.error()));
-      return;
-    }
-    onReply(std::string_view(in_.readPtr(), consumed));
-    if (life_ != Life::kServing) {
-      return;
-    }
-    in_.consume(consumed);
-  }
-  in_.shrinkIfEmpty(kKeepBytes);  // after a large reply; smaller ones never reach the limit
+  // As BackendConn::onLinkWritten: the kernel's queue is the baseline for the shard taking the
+  // rest.
+  stall_.restart(worker_.timers().freshNowMs(), 0, link_.kernelQueue());
+  flush();
 }
 
-bool DedicatedConn::decryptTls(size_t nread) {
-  std::string error;
-  if (!tls_->feed(worker_.readBuffer(), nread)) {
-    if (!writing_) {
-      sendTlsAlert(*tls_, &socket_.stream);
-    }
-    fail(tls_->error());
-    return false;
-  }
-  if (link_ == Link::kConnecting) {
-    if (!tls_->handshakeDone()) {
-      flush();  // handshake records
-      return true;
-    }
-    linkUp();
-  } else if (tls_->pendingCipher() > 0) {
-    flush();
-  }
-  if (life_ != Life::kServing) {
-    return false;
-  }
-  if (!readTlsPlaintext(*tls_, in_, &error)) {
-    fail(error);
-    return false;
-  }
-  return true;
+void DedicatedConn::onLinkRead(size_t /*nread*/) { stall_.progress(worker_.timers().nowMs()); }
+
+void DedicatedConn::onLinkFailed(std::string_view reason, ShardLink::Failure /*kind*/) {
+  fail(reason);
 }
 
 InFlightRequest* DedicatedConn::oldestRequest() const {
@@ -288,7 +149,7 @@ void DedicatedConn::switchProtocol(resp::Protocol protocol) {
        nullptr, 0, 1, false);
 }
 
-void DedicatedConn::onReply(std::string_view reply) {
+void DedicatedConn::onLinkReply(std::string_view reply) {
   if (mode_ == Mode::kSubscriber && isPush(reply)) {
     if (owner_ != nullptr) {
       owner_->onDedicatedPush(*this, reply);
@@ -296,8 +157,7 @@ void DedicatedConn::onReply(std::string_view reply) {
     return;
   }
   if (ops_.empty()) {
-    worker_.stats().protocol_errors_backend.add();
-    fail("protocol error: reply without a request");
+    link_.protocolError("reply without a request");
     return;
   }
   Op& op = ops_.front();
@@ -332,7 +192,7 @@ void DedicatedConn::armTimer() {
   if (life_ != Life::kServing) {
     return;
   }
-  if (link_ == Link::kConnecting) {
+  if (link_.connecting()) {
     return;  // the connect timeout runs
   }
   if (ops_.empty() || ops_.front().blocking) {
@@ -341,10 +201,6 @@ void DedicatedConn::armTimer() {
   }
   stall_.restart(worker_.timers().nowMs(), 0);
   timer_->start(stallLimitMs());
-}
-
-size_t DedicatedConn::writeQueue() const {
-  return writing_ ? uv_stream_get_write_queue_size(&socket_.stream) : 0;
 }
 
 uint64_t DedicatedConn::stallLimitMs() const {
@@ -361,9 +217,8 @@ void DedicatedConn::onTimer() {
   if (life_ != Life::kServing) {
     return;
   }
-  if (link_ == Link::kConnecting) {
-    const bool handshaking = tls_ != nullptr && tls_->handshakeStarted();
-    fail(handshaking ? "TLS handshake timeout" : "connect timeout");
+  if (link_.connecting()) {
+    fail(link_.handshakeStarted() ? "TLS handshake timeout" : "connect timeout");
     return;
   }
   if (ops_.empty() || ops_.front().blocking) {
@@ -371,7 +226,7 @@ void DedicatedConn::onTimer() {
   }
   const uint64_t limit = stallLimitMs();
   const uint64_t left =
-      stall_.check(worker_.timers().nowMs(), writeQueue(), kernelSendQueue(&socket_.handle), limit);
+      stall_.check(worker_.timers().nowMs(), link_.writeQueue(), link_.kernelQueue(), limit);
   if (left > 0) {
     timer_->start(left);  // bytes moved
     return;
@@ -420,7 +275,6 @@ void DedicatedConn::fail(std::string_view reason) {
     return;
   }
   enter(Life::kFailed);
-  link_ = Link::kClosed;
   failure_ = reason.empty() ? std::string("failed") : std::string(reason);
   const std::string why(reason);
   spdlog::debug("worker {}: dedicated connection to {} failed: {}", worker_.index(),
@@ -442,16 +296,13 @@ void DedicatedConn::close(std::string_view reason) {
   owner_ = nullptr;
   pool_.forget(this);
   failOps(reason);
-  link_ = Link::kClosed;
-  uv_read_stop(&socket_.stream);
   timer_.reset();
-  uv_close(&socket_.handle, &DedicatedConn::onCloseCb);
+  link_.close(false);
 }
 
-void DedicatedConn::onCloseCb(uv_handle_t* handle) {
-  auto* self = static_cast<DedicatedConn*>(handle->data);  // the socket, its last handle
-  self->pool_.closed();
-  delete self;
+void DedicatedConn::onLinkClosed() {  // the socket, its last handle
+  pool_.closed();
+  delete this;
 }
 
 // ---- DedicatedPool ----

@@ -18,8 +18,6 @@
 // (after EXEC, after a blocking reply); subscriber connections are never reused.
 #pragma once
 
-#include <uv.h>
-
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -28,13 +26,11 @@
 #include <vector>
 
 #include "backend/backend_op.h"
+#include "backend/shard_link.h"
 #include "backend/stall_watch.h"
-#include "backend/stream_socket.h"
-#include "core/buffer.h"
 #include "net/timers.h"
 #include "resp/errors.h"
 #include "resp/protocol.h"
-#include "resp/reply_scanner.h"
 #include "route/topology.h"
 
 namespace sp::net {
@@ -60,7 +56,7 @@ class DedicatedOwner {
   ~DedicatedOwner() = default;
 };
 
-class DedicatedConn {
+class DedicatedConn final : private ShardLink::Role {
  public:
   enum class Mode : uint8_t { kCommands, kSubscriber };
 
@@ -105,7 +101,6 @@ class DedicatedConn {
 
  private:
   friend class DedicatedPool;
-  enum class Link : uint8_t { kConnecting, kUp, kClosed };
 
   struct Op {
     InFlightRequest* request = nullptr;
@@ -121,24 +116,21 @@ class DedicatedConn {
                 route::ShardAddress address, Mode mode, resp::Protocol protocol);
   ~DedicatedConn() = default;
 
-  static void onConnectCb(uv_connect_t* req, int status);
-  static void onAllocCb(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
-  static void onReadCb(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
-  static void onWriteCb(uv_write_t* req, int status);
-  static void onCloseCb(uv_handle_t* handle);
+  // The link's steps (shard_link.h).
+  void onLinkHandshaking() override;
+  void onLinkUp() override;
+  void onLinkRead(size_t nread) override;
+  void onLinkReply(std::string_view reply) override;
+  void onLinkWritten() override;
+  void onLinkFlushWanted() override { flush(); }
+  void onLinkFailed(std::string_view reason, ShardLink::Failure kind) override;
+  void onLinkClosed() override;  // frees the object
 
   void start();
-  void onConnected(int status);
-  void linkUp();  // connected (and, under backend.tls, the handshake done)
-  // backend.tls: ciphertext read into the worker's buffer, decrypted into in_; false once failed.
-  bool decryptTls(size_t nread);
-  void onRead(ssize_t nread);
-  void onReply(std::string_view reply);
   void flush();
   void armTimer();
   void onTimer();  // timer_: the connect timed out, or a stall check
   uint64_t stallLimitMs() const;
-  size_t writeQueue() const;  // bytes libuv still holds for the write in flight
   // Answers every op with the error, tells the owner (or the pool, when idle), stops the socket.
   void fail(std::string_view reason);
   void failOps(std::string_view reason);
@@ -154,21 +146,11 @@ class DedicatedConn {
   Mode mode_;
   resp::Protocol protocol_;
   DedicatedOwner* owner_ = nullptr;
-  Link link_ = Link::kConnecting;
   Life life_ = Life::kServing;
   std::string failure_;  // why it failed (never empty once it has)
-  bool writing_ = false;
-  StreamSocket socket_{};
-  uv_connect_t connect_req_{};
-  uv_write_t write_req_{};
+  ShardLink link_;       // the socket, its buffers and TLS session, the read and write loops
   std::unique_ptr<net::Timer> timer_;  // connect timeout, then stall checks (net/timers.h)
   StallWatch stall_;
-  Buffer out_;
-  Buffer write_buf_;
-  Buffer in_;
-  std::unique_ptr<tls::TlsChannel> tls_;  // backend.tls: this connection's TLS session
-  Buffer tls_wire_;                       // records sealed in flush(), on their way out
-  resp::ReplyScanner scanner_;
   std::deque<Op> ops_;
 };
 

@@ -4,7 +4,6 @@
 #include <array>
 
 #include "backend/resolve.h"
-#include "net/worker.h"
 #include "resp/encoder.h"
 
 namespace sp::backend {
@@ -17,20 +16,6 @@ void initStreamSocket(uv_loop_t* loop, const route::ShardAddress& address, Strea
     uv_tcp_init(loop, &socket->tcp);
   }
   socket->handle.data = data;
-}
-
-ConnectedStep startConnectedSocket(const net::Worker& worker, const route::ShardAddress& address,
-                                   StreamSocket* socket, tls::TlsChannel* tls, uv_alloc_cb alloc_cb,
-                                   uv_read_cb read_cb) {
-  if (!address.isUnixSocket()) {
-    uv_tcp_nodelay(&socket->tcp, 1);
-    worker.setKeepAlive(&socket->tcp);
-  }
-  uv_read_start(&socket->stream, alloc_cb, read_cb);
-  if (tls == nullptr) {
-    return ConnectedStep::kUp;
-  }
-  return tls->startHandshake() ? ConnectedStep::kHandshaking : ConnectedStep::kFailed;
 }
 
 void appendAuth(std::string& out, std::string_view username, std::string_view password) {

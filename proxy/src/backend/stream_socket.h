@@ -1,6 +1,7 @@
 // A backend connection's socket: TCP to host:port, or a Unix socket for a shard whose address is
-// a path ("unix:/run/redis.sock" in the config). Both connection kinds (the shared pipelined one
-// and the dedicated one) read, write and close it as a uv_stream_t, whichever it is.
+// a path ("unix:/run/redis.sock" in the config), and the socket steps of a shard connection as
+// plain functions. ShardLink (shard_link.h), the core under both connection kinds, reads, writes
+// and closes it as a uv_stream_t, whichever it is.
 #pragma once
 
 #include <uv.h>
@@ -13,10 +14,6 @@
 #include "core/buffer.h"
 #include "route/topology.h"
 #include "tls/tls_channel.h"
-
-namespace sp::net {
-class Worker;
-}
 
 namespace sp::backend {
 
@@ -35,16 +32,6 @@ void initStreamSocket(uv_loop_t* loop, const route::ShardAddress& address, Strea
 // attempt cannot start (the host does not resolve, no socket).
 bool connectStreamSocket(const route::ShardAddress& address, StreamSocket* socket,
                          uv_connect_t* req, uv_connect_cb cb, std::string* error);
-
-// The step either connection kind takes once its socket has connected: TCP_NODELAY and the
-// worker's keep-alive on a TCP socket, reading started with the connection's callbacks, and under
-// TLS (`tls` not nullptr) the handshake started, its first records waiting in the channel for the
-// next flush. kUp: a plain link is up; kHandshaking: still connecting until the handshake is done;
-// kFailed: the handshake could not start (tls->error() says why).
-enum class ConnectedStep : uint8_t { kUp, kHandshaking, kFailed };
-ConnectedStep startConnectedSocket(const net::Worker& worker, const route::ShardAddress& address,
-                                   StreamSocket* socket, tls::TlsChannel* tls, uv_alloc_cb alloc_cb,
-                                   uv_read_cb read_cb);
 
 // The AUTH the proxy sends first on a shard connection: "AUTH password", or "AUTH username
 // password" with a user, appended to `out`.

@@ -1,0 +1,264 @@
+// The shard connection core: connect, write, read and frame, close; each step's outcome to the
+// role.
+#include "backend/shard_link.h"
+
+#include <algorithm>
+
+#include "backend/send_queue.h"
+#include "core/assert.h"
+#include "net/worker.h"
+#include "resp/errors.h"
+
+namespace sp::backend {
+
+ShardLink::ShardLink(net::Worker& worker, Role& role, size_t min_read_space, size_t keep_bytes)
+    : worker_(worker), role_(role), min_read_space_(min_read_space), keep_bytes_(keep_bytes) {}
+
+ShardLink::~ShardLink() { SP_ASSERT(!open_ && !closing_); }
+
+bool ShardLink::connect(const route::ShardAddress& address) {
+  SP_ASSERT(state_ == State::kClosed && !open_ && !closing_);
+  initStreamSocket(worker_.loop(), address, &socket_, this);
+  tls_ = makeTlsChannel(worker_.context().backendTls(), address);
+  open_ = true;
+  state_ = State::kConnecting;
+  connect_req_.data = this;
+  std::string error;
+  if (!connectStreamSocket(address, &socket_, &connect_req_, &ShardLink::onConnectCb, &error)) {
+    role_.onLinkFailed(error, Failure::kLink);
+    return false;
+  }
+  return true;
+}
+
+void ShardLink::onConnectCb(uv_connect_t* req, int status) {
+  if (status == UV_ECANCELED) {
+    return;  // closed while connecting
+  }
+  static_cast<ShardLink*>(req->data)->onConnected(status);
+}
+
+void ShardLink::onConnected(int status) {
+  if (state_ != State::kConnecting) {
+    return;
+  }
+  if (status < 0) {
+    role_.onLinkFailed(uv_strerror(status), Failure::kConnect);
+    return;
+  }
+  if (socket_.handle.type == UV_TCP) {
+    uv_tcp_nodelay(&socket_.tcp, 1);
+    worker_.setKeepAlive(&socket_.tcp);
+  }
+  uv_read_start(&socket_.stream, &ShardLink::onAllocCb, &ShardLink::onReadCb);
+  if (tls_ == nullptr) {
+    goUp();
+  } else if (tls_->startHandshake()) {
+    role_.onLinkHandshaking();
+  } else {
+    role_.onLinkFailed(tls_->error(), Failure::kConnect);
+  }
+}
+
+void ShardLink::goUp() {
+  state_ = State::kUp;
+  role_.onLinkUp();
+}
+
+ShardLink::Flushed ShardLink::flush() {
+  if (writing_) {
+    return Flushed::kNothing;  // onLinkWritten follows; the role flushes again then
+  }
+  Buffer* wire = &out_;
+  if (tls_ == nullptr) {
+    if (state_ != State::kUp || out_.empty()) {
+      return Flushed::kNothing;
+    }
+    out_peak_ = std::max(out_peak_, out_.size());
+  } else {
+    // The handshake's records go out while the link is still connecting.
+    const bool records = tls_->pendingCipher() > 0;
+    if ((state_ != State::kUp && !(state_ == State::kConnecting && records)) ||
+        (out_.empty() && !records)) {
+      return Flushed::kNothing;
+    }
+    out_peak_ = std::max(out_peak_, out_.size());
+    std::string error;
+    if (!sealTlsRecords(*tls_, out_, tls_wire_, &error)) {
+      role_.onLinkFailed(error, Failure::kLink);
+      return Flushed::kFailed;
+    }
+    if (tls_wire_.empty()) {
+      return Flushed::kNothing;
+    }
+    wire = &tls_wire_;
+  }
+  SP_ASSERT(write_buf_.empty());
+  write_req_.data = this;
+  int error = 0;
+  switch (writeOrQueue(&socket_, *wire, write_buf_, &write_req_, &ShardLink::onWriteCb, &error)) {
+    case WriteStep::kDone:
+      if (keep_bytes_ != 0) {
+        wire->shrinkIfEmpty(keep_bytes_);  // a large command has gone: its memory goes too
+      }
+      return Flushed::kDone;
+    case WriteStep::kFailed:
+      role_.onLinkFailed(uv_strerror(error), Failure::kLink);
+      return Flushed::kFailed;
+    case WriteStep::kQueued:
+      break;
+  }
+  writing_ = true;
+  return Flushed::kQueued;
+}
+
+void ShardLink::onWriteCb(uv_write_t* req, int status) {
+  auto* self = static_cast<ShardLink*>(req->data);
+  self->writing_ = false;
+  self->write_buf_.clear();
+  if (self->keep_bytes_ != 0) {
+    self->write_buf_.shrinkIfEmpty(self->keep_bytes_);
+  }
+  if (status < 0) {
+    if (status != UV_ECANCELED) {  // cancelled: closed with the write in flight
+      self->role_.onLinkFailed(uv_strerror(status), Failure::kLink);
+    }
+    return;
+  }
+  self->role_.onLinkWritten();
+}
+
+size_t ShardLink::writeQueue() const {
+  return writing_ ? uv_stream_get_write_queue_size(&socket_.stream) : 0;
+}
+
+size_t ShardLink::kernelQueue() const { return kernelSendQueue(&socket_.handle); }
+
+void ShardLink::onAllocCb(uv_handle_t* handle, size_t /*suggested*/, uv_buf_t* buf) {
+  auto* self = static_cast<ShardLink*>(handle->data);
+  net::Worker& w = self->worker_;
+  *buf = readSpace(self->tls_ != nullptr,
+                   uv_buf_init(w.readBuffer(), static_cast<unsigned>(w.readBufferSize())),
+                   self->in_, self->min_read_space_);
+}
+
+void ShardLink::onReadCb(uv_stream_t* stream, ssize_t nread, const uv_buf_t* /*buf*/) {
+  static_cast<ShardLink*>(stream->data)->onRead(nread);
+}
+
+void ShardLink::onRead(ssize_t nread) {
+  if (nread < 0) {
+    role_.onLinkFailed(readFailure(nread), Failure::kLink);
+    return;
+  }
+  if (nread == 0) {
+    return;  // libuv's EAGAIN: nothing arrived
+  }
+  if (tls_ == nullptr) {
+    in_.commit(static_cast<size_t>(nread));
+  } else if (!decryptTls(static_cast<size_t>(nread))) {
+    return;
+  }
+  in_peak_ = std::max(in_peak_, in_.size());
+  role_.onLinkRead(static_cast<size_t>(nread));
+  while (!in_.empty() && state_ == State::kUp) {
+    size_t consumed = 0;
+    resp::ReplyInfo info;
+    const resp::ParseStatus st = scanner_.scan(in_.view(), &consumed, &info);
+    if (st == resp::ParseStatus::kIncomplete) {
+      break;
+    }
+    if (st == resp::ParseStatus::kError) {
+      worker_.stats().protocol_errors_backend.add(scanner_.error());
+      role_.onLinkFailed(std::string("protocol error: ") + resp::errorMessage(scanner_.error()),
+                         Failure::kLink);
+      return;
+    }
+    role_.onLinkReply(std::string_view(in_.readPtr(), consumed));
+    if (state_ != State::kUp) {
+      return;  // the reply closed the link (an AUTH or PING error, a released connection)
+    }
+    in_.consume(consumed);
+  }
+  if (keep_bytes_ != 0) {
+    in_.shrinkIfEmpty(keep_bytes_);  // after a large reply; smaller ones never reach the limit
+  }
+}
+
+bool ShardLink::decryptTls(size_t nread) {
+  if (!tls_->feed(worker_.readBuffer(), nread)) {
+    if (!writing_) {
+      sendTlsAlert(*tls_, &socket_.stream);
+    }
+    role_.onLinkFailed(tls_->error(),
+                       state_ == State::kConnecting ? Failure::kConnect : Failure::kLink);
+    return false;
+  }
+  if (tls_->pendingCipher() > 0) {
+    role_.onLinkFlushWanted();  // handshake records
+    if (state_ == State::kClosed) {
+      return false;
+    }
+  }
+  if (state_ == State::kConnecting) {
+    if (!tls_->handshakeDone()) {
+      return false;
+    }
+    goUp();
+    if (state_ != State::kUp) {
+      return false;
+    }
+  }
+  std::string error;
+  if (!readTlsPlaintext(*tls_, in_, &error)) {
+    role_.onLinkFailed(error, Failure::kLink);
+    return false;
+  }
+  return true;
+}
+
+void ShardLink::protocolError(std::string_view what) {
+  worker_.stats().protocol_errors_backend.add();
+  role_.onLinkFailed(std::string("protocol error: ") + std::string(what), Failure::kLink);
+}
+
+void ShardLink::close(bool keep_out) {
+  state_ = State::kClosed;
+  if (open_) {
+    uv_read_stop(&socket_.stream);
+    open_ = false;
+    closing_ = true;
+    uv_close(&socket_.handle, &ShardLink::onCloseCb);
+  }
+  if (!keep_out) {
+    out_.clear();
+  }
+  in_.clear();
+  tls_wire_.clear();
+  scanner_.reset();
+  // tls_ stays until the next connect: the failure being reported may be its error text.
+}
+
+void ShardLink::onCloseCb(uv_handle_t* handle) {
+  auto* self = static_cast<ShardLink*>(handle->data);
+  self->closing_ = false;
+  self->role_.onLinkClosed();  // may destroy the link: nothing after this
+}
+
+size_t ShardLink::trim(size_t keep) {
+  // Only a buffer that carried little since the last trim: one that keeps carrying large values
+  // keeps its memory. Between loop turns nothing points into out_ or in_, so their few bytes left
+  // (a PING just queued, part of a reply) may move; write_buf_ is libuv's while a write is in
+  // flight.
+  size_t freed = 0;
+  if (out_peak_ <= keep / 2) {
+    freed += out_.shrink(keep) + write_buf_.shrinkIfEmpty(keep);
+  }
+  if (in_peak_ <= keep / 2) {
+    freed += in_.shrink(keep);
+  }
+  out_peak_ = in_peak_ = 0;
+  return freed;
+}
+
+}  // namespace sp::backend
