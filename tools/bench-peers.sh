@@ -7,8 +7,11 @@
 # The three targets run in turn, ROUNDS times (default 5), so machine drift hits all of them
 # alike; the table shows medians over the rounds, and the ratio line the median of the per-round
 # ratios with their range. A run whose shardproxy logged a backend timeout or ejection is flagged.
+# With --baseline BIN, a second shardproxy (another build, e.g. the one before a change) serves
+# the same shards as a fourth target, and a ratio line compares the two builds' CPU per request.
 #
-#   tools/bench-peers.sh [-n REQUESTS_PER_TEST] [-r ROUNDS]   (defaults 100000, 5; a few minutes)
+#   tools/bench-peers.sh [-n REQUESTS_PER_TEST] [-r ROUNDS] [--baseline BIN]
+#                        (defaults 100000, 5; a few minutes)
 #
 # Uses build/proxy/shardproxy (SP_BUILD_DIR or SHARDPROXY_BIN to override), building it (Release)
 # when missing. Everything it starts is stopped by PID on exit.
@@ -18,17 +21,21 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 N=100000
 ROUNDS=5
+BASELINE=""
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) N="$2"; shift ;;
     -r) ROUNDS="$2"; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --baseline) BASELINE="${2:-}"; shift ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "bench-peers: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
 [[ "$N" =~ ^[1-9][0-9]*$ && "$ROUNDS" =~ ^[1-9][0-9]*$ ]] ||
   { echo "bench-peers: -n and -r take positive integers" >&2; exit 2; }
+[ -z "$BASELINE" ] || [ -x "$BASELINE" ] ||
+  { echo "bench-peers: --baseline $BASELINE is not an executable" >&2; exit 2; }
 
 BUILD_DIR="${SP_BUILD_DIR:-build}"
 case "$BUILD_DIR" in /*) ;; *) BUILD_DIR="$ROOT/$BUILD_DIR" ;; esac
@@ -43,13 +50,17 @@ fi
 
 export SP_RUN_DIR="$(mktemp -d /tmp/shardproxy-bench.XXXXXX)"
 NC_PID=""
+BASE_PID=""
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
-  if [ -n "$NC_PID" ] && kill -0 "$NC_PID" 2>/dev/null; then
-    kill -TERM "$NC_PID" 2>/dev/null || true
-    wait "$NC_PID" 2>/dev/null || true
-  fi
+  local pid
+  for pid in "$NC_PID" "$BASE_PID"; do
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+      kill -TERM "$pid" 2>/dev/null || true
+      wait "$pid" 2>/dev/null || true
+    fi
+  done
   tools/local-shards.sh stop >/dev/null || true
   rm -rf "$SP_RUN_DIR"
   exit $rc
@@ -103,6 +114,22 @@ done
 redis-cli -h 127.0.0.1 -p "$NC_PORT" GET bench:probe 2>/dev/null | grep -q 1 ||
   { echo "bench-peers: twemproxy did not start" >&2; cat "$SP_RUN_DIR/nutcracker.log" >&2; exit 1; }
 
+TARGETS=(shardproxy twemproxy "redis-server (direct)")
+if [ -n "$BASELINE" ]; then
+  # The other build, over the same shards with the same settings as local-shards.sh's proxy.
+  BASE_PORT="$(free_port)"
+  "$BASELINE" --listen 127.0.0.1 --port "$BASE_PORT" --workers 1 --shards "$(cat "$SP_RUN_DIR/shards")" \
+    --log-level warn >"$SP_RUN_DIR/baseline.log" 2>&1 </dev/null &
+  BASE_PID=$!
+  for _ in $(seq 1 100); do
+    redis-cli -h 127.0.0.1 -p "$BASE_PORT" PING 2>/dev/null | grep -q PONG && break
+    sleep 0.1
+  done
+  redis-cli -h 127.0.0.1 -p "$BASE_PORT" PING 2>/dev/null | grep -q PONG ||
+    { echo "bench-peers: the baseline shardproxy did not start" >&2; cat "$SP_RUN_DIR/baseline.log" >&2; exit 1; }
+  TARGETS=(shardproxy "shardproxy (baseline)" twemproxy "redis-server (direct)")
+fi
+
 TCK="$(getconf CLK_TCK)"
 ticks() {  # pids... -> utime+stime summed, in clock ticks
   local total=0 pid f
@@ -145,12 +172,12 @@ run() {  # name port pid pipeline
   return 0
 }
 
-TARGETS=(shardproxy twemproxy "redis-server (direct)")
 echo "bench-peers: redis-benchmark -t set,get -d 256 -r 100000 -c 50 -n $N [-P 16], $ROUNDS" \
   "rounds, against shardproxy (1 worker), twemproxy and one shard; 4 shards, $(nproc) cores" >&2
 for pipe in 1 16; do
   for ((round = 1; round <= ROUNDS; round++)); do
     run shardproxy "$SP_PORT" "$SP_PID" "$pipe"
+    [ -z "$BASELINE" ] || run "shardproxy (baseline)" "$BASE_PORT" "$BASE_PID" "$pipe"
     run twemproxy "$NC_PORT" "$NC_PID" "$pipe"
     run "redis-server (direct)" "${SHARD_PORTS[0]}" - "$pipe"
     echo "bench-peers: -P $pipe round $round/$ROUNDS done" >&2
@@ -171,19 +198,23 @@ for pipe in 1 16; do
   done
 done
 echo
-for pipe in 1 16; do
+ratio_line() {  # target-a target-b label pipeline: median and range of the per-round CPU ratios
+  local a b i lo hi ratios=()
+  # shellcheck disable=SC2206  # the samples are space-separated numbers
+  a=(${SAMPLES["$1/$4/cpu"]})
   # shellcheck disable=SC2206
-  sp=(${SAMPLES["shardproxy/$pipe/cpu"]})
-  # shellcheck disable=SC2206
-  tw=(${SAMPLES["twemproxy/$pipe/cpu"]})
-  ratios=()
-  for ((i = 0; i < ${#sp[@]}; i++)); do
-    ratios+=("$(awk -v a="${sp[$i]}" -v b="${tw[$i]}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "0" }')")
+  b=(${SAMPLES["$2/$4/cpu"]})
+  for ((i = 0; i < ${#a[@]}; i++)); do
+    ratios+=("$(awk -v a="${a[$i]}" -v b="${b[$i]}" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "0" }')")
   done
   lo="$(printf '%s\n' "${ratios[@]}" | sort -g | head -n 1)"
   hi="$(printf '%s\n' "${ratios[@]}" | sort -g | tail -n 1)"
-  echo "CPU per request, shardproxy/twemproxy at -P $pipe: median $(median "${ratios[@]}")" \
+  echo "CPU per request, $3 at -P $4: median $(median "${ratios[@]}")" \
     "over $ROUNDS rounds (range $lo to $hi)"
+}
+for pipe in 1 16; do
+  ratio_line shardproxy twemproxy "shardproxy/twemproxy" "$pipe"
+  [ -z "$BASELINE" ] || ratio_line shardproxy "shardproxy (baseline)" "shardproxy/baseline ($BASELINE)" "$pipe"
 done
 if grep -qE "timeout after|ejected|down:" "$SP_RUN_DIR/proxy.log"; then
   echo
@@ -191,4 +222,4 @@ if grep -qE "timeout after|ejected|down:" "$SP_RUN_DIR/proxy.log"; then
   grep -E "timeout after|ejected|down:" "$SP_RUN_DIR/proxy.log" | head -n 3
 fi
 echo
-echo "Command: tools/bench-peers.sh -n $N -r $ROUNDS ($(date -u +%Y-%m-%d), $(nproc) cores; client, proxies and shards share them)"
+echo "Command: tools/bench-peers.sh -n $N -r $ROUNDS${BASELINE:+ --baseline $BASELINE} ($(date -u +%Y-%m-%d), $(nproc) cores; client, proxies and shards share them)"
