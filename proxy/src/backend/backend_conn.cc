@@ -184,8 +184,8 @@ void BackendConn::onLinkUp() {
     startStallClock();
     armRequestTimer();
   }
-  if (!link_.out().empty()) {
-    worker_.flushes().markShard(this);
+  if (link_.hasPending()) {
+    worker_.flushes().markShard(this);  // what was queued, and the handshake's last records
   }
 }
 

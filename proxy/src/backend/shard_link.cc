@@ -120,7 +120,9 @@ void ShardLink::onWriteCb(uv_write_t* req, int status) {
     self->write_buf_.shrinkIfEmpty(self->keep_bytes_);
   }
   if (status < 0) {
-    if (status != UV_ECANCELED) {  // cancelled: closed with the write in flight
+    // Cancelled: closed with the write in flight. A write that failed before a close in the same
+    // loop turn is reported only once, by whatever closed the link.
+    if (status != UV_ECANCELED && self->state_ != State::kClosed) {
       self->role_.onLinkFailed(uv_strerror(status), Failure::kLink);
     }
     return;
@@ -194,18 +196,20 @@ bool ShardLink::decryptTls(size_t nread) {
                        state_ == State::kConnecting ? Failure::kConnect : Failure::kLink);
     return false;
   }
-  if (tls_->pendingCipher() > 0) {
-    role_.onLinkFlushWanted();  // handshake records
-    if (state_ == State::kClosed) {
-      return false;
-    }
-  }
   if (state_ == State::kConnecting) {
     if (!tls_->handshakeDone()) {
+      if (tls_->pendingCipher() > 0) {
+        role_.onLinkFlushWanted();  // the handshake's next records
+      }
       return false;
     }
-    goUp();
+    goUp();  // the role flushes what waits, the handshake's last records with it
     if (state_ != State::kUp) {
+      return false;
+    }
+  } else if (tls_->pendingCipher() > 0) {
+    role_.onLinkFlushWanted();  // records the session itself sends (a key update, an alert)
+    if (state_ == State::kClosed) {
       return false;
     }
   }

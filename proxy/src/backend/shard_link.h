@@ -49,7 +49,9 @@ class ShardLink {
     // Connected under backend.tls: the handshake has begun and its first records wait to go out
     // (flush the link); the link is still connecting until it is done.
     virtual void onLinkHandshaking() = 0;
-    // Connected, and under backend.tls the handshake done: the link is up.
+    // Connected, and under backend.tls the handshake done: the link is up. Flush it when
+    // hasPending(): the handshake's last records may wait (TLS 1.3's Finished), with or without
+    // commands queued while connecting.
     virtual void onLinkUp() = 0;
     // `nread` > 0 bytes arrived; called before the replies they complete are handed over.
     virtual void onLinkRead(size_t nread) = 0;
