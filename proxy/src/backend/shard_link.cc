@@ -14,14 +14,13 @@ namespace sp::backend {
 ShardLink::ShardLink(net::Worker& worker, Role& role, size_t min_read_space, size_t keep_bytes)
     : worker_(worker), role_(role), min_read_space_(min_read_space), keep_bytes_(keep_bytes) {}
 
-ShardLink::~ShardLink() { SP_ASSERT(!open_ && !closing_); }
+ShardLink::~ShardLink() { SP_ASSERT(state_ == State::kClosed && !closing_); }
 
 bool ShardLink::connect(const route::ShardAddress& address) {
-  SP_ASSERT(state_ == State::kClosed && !open_ && !closing_);
+  SP_ASSERT(state_ == State::kClosed && !closing_);
   initStreamSocket(worker_.loop(), address, &socket_, this);
   tls_ = makeTlsChannel(worker_.context().backendTls(), address);
-  open_ = true;
-  state_ = State::kConnecting;
+  state_ = State::kConnecting;  // the socket is open from here until close()
   connect_req_.data = this;
   std::string error;
   if (!connectStreamSocket(address, &socket_, &connect_req_, &ShardLink::onConnectCb, &error)) {
@@ -227,13 +226,12 @@ void ShardLink::protocolError(std::string_view what) {
 }
 
 void ShardLink::close(bool keep_out) {
-  state_ = State::kClosed;
-  if (open_) {
+  if (state_ != State::kClosed) {  // the socket is open
     uv_read_stop(&socket_.stream);
-    open_ = false;
     closing_ = true;
     uv_close(&socket_.handle, &ShardLink::onCloseCb);
   }
+  state_ = State::kClosed;
   if (!keep_out) {
     out_.clear();
   }

@@ -138,10 +138,9 @@ class ShardLink {
   Role& role_;
   const size_t min_read_space_;
   const size_t keep_bytes_;
-  State state_ = State::kClosed;
-  bool open_ = false;     // the socket initialised and not yet closed
-  bool closing_ = false;  // uv_close issued, its callback not yet run
-  bool writing_ = false;  // a uv_write of write_buf_ is in flight
+  State state_ = State::kClosed;  // the socket is open in every state but kClosed
+  bool closing_ = false;          // uv_close issued, its callback not yet run
+  bool writing_ = false;          // a uv_write of write_buf_ is in flight
   StreamSocket socket_{};
   uv_connect_t connect_req_{};
   uv_write_t write_req_{};

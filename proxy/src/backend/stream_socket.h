@@ -37,7 +37,7 @@ bool connectStreamSocket(const route::ShardAddress& address, StreamSocket* socke
 // password" with a user, appended to `out`.
 void appendAuth(std::string& out, std::string_view username, std::string_view password);
 
-// libuv's alloc callback of either connection kind: where the next read goes. Under TLS, the
+// libuv's alloc callback of a shard link (shard_link.h): where the next read goes. Under TLS, the
 // worker's shared read buffer (`shared`: ciphertext, fed to the channel at once, the plaintext
 // going to `in`); else `in`'s free space, grown to at least `min_space`, or none when memory runs
 // out (the read callback then gets UV_ENOBUFS). Inline: once per read.
@@ -51,7 +51,7 @@ inline uv_buf_t readSpace(bool tls, uv_buf_t shared, Buffer& in, size_t min_spac
   return uv_buf_init(in.writePtr(), static_cast<unsigned>(in.writable()));
 }
 
-// The write step of either connection kind: as much of `wire` as the socket takes at once
+// The write step of a shard link: as much of `wire` as the socket takes at once
 // (uv_try_write), and the rest moved into `in_flight` (which must be empty) and handed to libuv
 // in one uv_write(req, cb); req->data is the caller's. kQueued: that write is in flight and its
 // callback will report; kFailed: nothing is in flight, *error is libuv's code. `wire` is empty
