@@ -73,10 +73,9 @@ std::shared_ptr<const tls::TlsContext> makeTlsContext(const Options& o, std::str
   s.protocols = o.tls_protocols;
   s.ciphers = o.tls_ciphers;
   s.ciphersuites = o.tls_ciphersuites;
-  std::string why;
-  auto ctx = tls::TlsContext::makeClient(s, &why);
-  if (ctx == nullptr) {
-    *error = "TLS: " + why;
+  std::shared_ptr<const tls::TlsContext> ctx;
+  if (Status made = tls::TlsContext::makeClient(s, &ctx); !made.ok()) {
+    *error = made.within("TLS").message();
   }
   return ctx;
 }

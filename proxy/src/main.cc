@@ -31,6 +31,7 @@
 #include "core/allocator.h"
 #include "core/log.h"
 #include "core/log_sink.h"
+#include "core/status.h"
 #include "metrics/metrics_server.h"
 #include "net/fd_budget.h"
 #include "net/health.h"
@@ -52,19 +53,17 @@ int printErrors(const std::vector<sp::config::ConfigError>& errors) {
   return 2;
 }
 
-// "<pid>\n" into `path`, replacing what was there. False with *error.
-bool writePidfile(const std::string& path, std::string* error) {
+// "<pid>\n" into `path`, replacing what was there.
+sp::Status writePidfile(const std::string& path) {
   FILE* f = std::fopen(path.c_str(), "we");
   if (f == nullptr) {
-    *error = "--pidfile " + path + ": " + std::strerror(errno);
-    return false;
+    return sp::Status::failure("--pidfile " + path + ": " + std::strerror(errno));
   }
   const bool ok = std::fprintf(f, "%d\n", static_cast<int>(getpid())) > 0;
   if (std::fclose(f) != 0 || !ok) {
-    *error = "--pidfile " + path + ": cannot write it";
-    return false;
+    return sp::Status::failure("--pidfile " + path + ": cannot write it");
   }
-  return true;
+  return sp::Status();
 }
 
 // Ports tried after the default metrics port when it is taken, so that a second proxy on a host
@@ -72,35 +71,36 @@ bool writePidfile(const std::string& path, std::string* error) {
 constexpr int kMetricsFallbackPorts = 10;
 
 // Starts the metrics endpoint on metrics.listen; *address is where it listens ("" when it does
-// not). A metrics.listen that was given must be free (false with *error); the default, when
+// not). A metrics.listen that was given must be free (it fails otherwise); the default, when
 // taken, moves to the next free port of kMetricsFallbackPorts, or the proxy runs without one.
-bool startMetrics(sp::metrics::MetricsServer& server, const sp::config::Config& config,
-                  const std::shared_ptr<prometheus::Collectable>& collector, std::string* address,
-                  std::string* error) {
+sp::Status startMetrics(sp::metrics::MetricsServer& server, const sp::config::Config& config,
+                        const std::shared_ptr<prometheus::Collectable>& collector,
+                        std::string* address) {
   if (config.metrics_listen.empty()) {
     address->clear();
-    return true;
+    return sp::Status();
   }
-  if (server.start(config.metrics_listen, collector, error)) {
+  sp::Status started = server.start(config.metrics_listen, collector);
+  if (started.ok()) {
     *address = config.metrics_listen;
-    return true;
+    return started;
   }
   if (config.metrics_listen_given) {
-    return false;
+    return started;
   }
   std::string host;
   uint16_t port = 0;
-  std::string ignored;
-  sp::config::parseHostPort(config.metrics_listen, &host, &port, &ignored);
+  // checked by the validator
+  static_cast<void>(sp::config::parseHostPort(config.metrics_listen, &host, &port));
   for (int i = 1; i <= kMetricsFallbackPorts && port + i <= 65535; ++i) {
     const std::string next = sp::config::formatHostPort(host, static_cast<uint16_t>(port + i));
-    if (server.start(next, collector, &ignored)) {
+    if (server.start(next, collector).ok()) {
       spdlog::warn(
           "metrics: {} is in use (another shardproxy?); serving /metrics on {} instead; "
           "set metrics.listen or --metrics-listen to choose",
           config.metrics_listen, next);
       *address = next;
-      return true;
+      return sp::Status();
     }
   }
   spdlog::warn(
@@ -108,7 +108,7 @@ bool startMetrics(sp::metrics::MetricsServer& server, const sp::config::Config& 
       "endpoint; set metrics.listen or --metrics-listen to choose one",
       config.metrics_listen, kMetricsFallbackPorts);
   address->clear();
-  return true;
+  return sp::Status();
 }
 
 // Closes the listening sockets of openListeners and removes the Unix socket's file.
@@ -133,52 +133,53 @@ struct BoundPorts {
 
 // One SO_REUSEPORT socket per worker on host:*port, into each (*fds)[i]; *port becomes the port
 // bound.
-bool openReusePortListeners(const std::string& host, uint16_t* port, bool tls,
-                            std::vector<std::vector<sp::net::ListenSocket>>* fds,
-                            std::string* error) {
+sp::Status openReusePortListeners(const std::string& host, uint16_t* port, bool tls,
+                                  std::vector<std::vector<sp::net::ListenSocket>>* fds) {
   if (sp::net::portTaken(host, *port)) {
-    *error = sp::config::formatHostPort(host, *port) + " is already in use";
-    return false;
+    return sp::Status::failure(sp::config::formatHostPort(host, *port) + " is already in use");
   }
   for (auto& worker_fds : *fds) {
     uint16_t bound = 0;
-    const int fd = sp::net::bindListenSocket(host, *port, &bound, error);
-    if (fd < 0) {
-      return false;
+    int fd = -1;
+    if (sp::Status bound_status = sp::net::bindListenSocket(host, *port, &bound, &fd);
+        !bound_status.ok()) {
+      return bound_status;
     }
     *port = bound;
     worker_fds.push_back({fd, tls});
   }
-  return true;
+  return sp::Status();
 }
 
 // Every worker's listening sockets, into (*fds)[i]: its own SO_REUSEPORT sockets on listen.host:
 // listen.port and on tls.listen, and a copy of the one Unix socket.
-bool openListeners(const sp::config::Config& config,
-                   std::vector<std::vector<sp::net::ListenSocket>>* fds, BoundPorts* ports,
-                   std::string* error) {
+sp::Status openListeners(const sp::config::Config& config,
+                         std::vector<std::vector<sp::net::ListenSocket>>* fds, BoundPorts* ports) {
   ports->plain = config.listen_port;
   ports->tls = config.tls_port;
-  bool ok = ports->plain == 0 ||
-            openReusePortListeners(config.listen_host, &ports->plain, false, fds, error);
+  sp::Status status;
+  if (ports->plain != 0) {
+    status = openReusePortListeners(config.listen_host, &ports->plain, false, fds);
+  }
   const std::string& tls_host = config.tls_host.empty() ? config.listen_host : config.tls_host;
-  ok = ok && (ports->tls == 0 || openReusePortListeners(tls_host, &ports->tls, true, fds, error));
+  if (status.ok() && ports->tls != 0) {
+    status = openReusePortListeners(tls_host, &ports->tls, true, fds);
+  }
   int unix_fd = -1;
-  if (ok && !config.listen_unix.empty()) {
-    unix_fd = sp::net::bindUnixListenSocket(config.listen_unix, config.listen_unix_perm, error);
-    if (unix_fd < 0) {
+  if (status.ok() && !config.listen_unix.empty()) {
+    status = sp::net::bindUnixListenSocket(config.listen_unix, config.listen_unix_perm, &unix_fd);
+    if (!status.ok()) {
       closeListeners(config, *fds, false);  // the file is another process's, or none
-      return false;
+      return status;
     }
   }
   for (auto& worker_fds : *fds) {
-    if (!ok || unix_fd < 0) {
+    if (!status.ok() || unix_fd < 0) {
       break;
     }
     const int copy = ::fcntl(unix_fd, F_DUPFD_CLOEXEC, 0);
-    ok = copy >= 0;
-    if (!ok) {
-      *error = std::string("listen.unix: ") + std::strerror(errno);
+    if (copy < 0) {
+      status = sp::Status::failure(std::string("listen.unix: ") + std::strerror(errno));
       break;
     }
     worker_fds.push_back({copy, false});
@@ -187,10 +188,10 @@ bool openListeners(const sp::config::Config& config,
   if (unix_bound) {
     ::close(unix_fd);
   }
-  if (!ok) {
+  if (!status.ok()) {
     closeListeners(config, *fds, unix_bound);  // only a socket file this process made
   }
-  return ok;
+  return status;
 }
 
 // "127.0.0.1:6380", "tls:127.0.0.1:6381", "unix:/run/shardproxy.sock", joined by " and ".
@@ -223,9 +224,9 @@ int superviseWithPidfile(const sp::config::CommandLine& cmdline,
                  cmdline.twemproxy_config.c_str());
     return 2;
   }
-  std::string error;
-  if (!cmdline.pidfile.empty() && !writePidfile(cmdline.pidfile, &error)) {
-    std::fprintf(stderr, "shardproxy: %s\n", error.c_str());
+  if (sp::Status written = cmdline.pidfile.empty() ? sp::Status() : writePidfile(cmdline.pidfile);
+      !written.ok()) {
+    std::fprintf(stderr, "shardproxy: %s\n", written.message().c_str());
     return 1;
   }
   const int status = sp::control::superviseTwemproxyPools(cmdline, pools);
@@ -273,18 +274,16 @@ int main(int argc, char** argv) {
   const std::shared_ptr<const sp::config::Config> config = loaded;
   // The certificate and key files are read here, so --check-config reports them too.
   sp::control::TlsContexts tls;
-  std::string tls_error;
-  if (!sp::control::buildTlsContexts(*config, &tls, &tls_error)) {
-    std::fprintf(stderr, "shardproxy: %s\n", tls_error.c_str());
+  if (sp::Status built = sp::control::buildTlsContexts(*config, &tls); !built.ok()) {
+    std::fprintf(stderr, "shardproxy: %s\n", built.message().c_str());
     return cmdline.check_config ? 2 : 1;
   }
   if (cmdline.check_config) {
     std::printf("shardproxy: configuration OK (%zu shards)\n", config->shards.size());
     return 0;
   }
-  std::string log_error;
-  if (!sp::configureLogging(config->log_file, &log_error)) {
-    std::fprintf(stderr, "shardproxy: %s\n", log_error.c_str());
+  if (sp::Status logging = sp::configureLogging(config->log_file); !logging.ok()) {
+    std::fprintf(stderr, "shardproxy: %s\n", logging.message().c_str());
     return 1;
   }
   sp::setLogLevel(config->log_level);
@@ -293,9 +292,9 @@ int main(int argc, char** argv) {
   }
   // Sentinel or a Redis Cluster may supply the shards' addresses.
   sp::route::TopologyPtr topology;
-  std::string resolve_error;
-  if (!sp::control::resolveTopology(loaded.get(), &topology, &resolve_error, tls.backend)) {
-    std::fprintf(stderr, "shardproxy: %s\n", resolve_error.c_str());
+  if (sp::Status resolved = sp::control::resolveTopology(loaded.get(), &topology, tls.backend);
+      !resolved.ok()) {
+    std::fprintf(stderr, "shardproxy: %s\n", resolved.message().c_str());
     return 1;
   }
   auto context = std::make_unique<sp::net::ProxyContext>();
@@ -313,10 +312,10 @@ int main(int argc, char** argv) {
     workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   }
   // limits.max_clients against the open-files limit: lowered, with a warning, to what fits.
-  std::string budget_error;
-  if (!sp::net::applyDescriptorBudget(*context, *config, *topology, static_cast<size_t>(workers),
-                                      "start-up", &budget_error)) {
-    std::fprintf(stderr, "shardproxy: %s\n", budget_error.c_str());
+  if (sp::Status budget = sp::net::applyDescriptorBudget(*context, *config, *topology,
+                                                         static_cast<size_t>(workers), "start-up");
+      !budget.ok()) {
+    std::fprintf(stderr, "shardproxy: %s\n", budget.message().c_str());
     return 1;
   }
 
@@ -334,16 +333,15 @@ int main(int argc, char** argv) {
   // fds[i]: worker i's listening sockets.
   std::vector<std::vector<sp::net::ListenSocket>> fds(static_cast<size_t>(workers));
   BoundPorts ports;
-  std::string listen_error;
-  if (!openListeners(*config, &fds, &ports, &listen_error)) {
-    std::fprintf(stderr, "shardproxy: %s\n", listen_error.c_str());
+  if (sp::Status opened = openListeners(*config, &fds, &ports); !opened.ok()) {
+    std::fprintf(stderr, "shardproxy: %s\n", opened.message().c_str());
     return 1;
   }
   context->bound_port = ports.plain;
   context->bound_tls_port = ports.tls;
-  std::string pid_error;
-  if (!config->pidfile.empty() && !writePidfile(config->pidfile, &pid_error)) {
-    std::fprintf(stderr, "shardproxy: %s\n", pid_error.c_str());
+  if (sp::Status written = config->pidfile.empty() ? sp::Status() : writePidfile(config->pidfile);
+      !written.ok()) {
+    std::fprintf(stderr, "shardproxy: %s\n", written.message().c_str());
     closeListeners(*config, fds);
     return 1;
   }
@@ -371,9 +369,9 @@ int main(int argc, char** argv) {
     w->startThread();
   }
   std::string metrics_address;
-  std::string metrics_error;
-  if (!startMetrics(metrics_server, *config, collector, &metrics_address, &metrics_error)) {
-    std::fprintf(stderr, "shardproxy: %s\n", metrics_error.c_str());
+  if (sp::Status started = startMetrics(metrics_server, *config, collector, &metrics_address);
+      !started.ok()) {
+    std::fprintf(stderr, "shardproxy: %s\n", started.message().c_str());
     for (auto& w : pool) {
       w->requestStop();
     }
@@ -428,11 +426,10 @@ int main(int argc, char** argv) {
       continue;
     }
     if (sig == SIGUSR1) {
-      std::string error;
-      if (sp::reopenLogFile(&error)) {
+      if (sp::Status reopened = sp::reopenLogFile(); reopened.ok()) {
         spdlog::info("SIGUSR1: log file reopened");
       } else {
-        spdlog::error("SIGUSR1: {}; still writing to the file open before", error);
+        spdlog::error("SIGUSR1: {}; still writing to the file open before", reopened.message());
       }
       continue;
     }

@@ -37,9 +37,7 @@ class ScriptedShard {
   static Answer hangUp() { return Answer{{}, true}; }
 
   explicit ScriptedShard(Script script) : script_(std::move(script)) {
-    std::string error;
-    fd_ = net::bindListenSocket("127.0.0.1", 0, &port_, &error);
-    if (fd_ < 0 || ::listen(fd_, 16) != 0) {
+    if (!net::bindListenSocket("127.0.0.1", 0, &port_, &fd_).ok() || ::listen(fd_, 16) != 0) {
       std::abort();  // a test machine without loopback
     }
     thread_ = std::thread([this] { serve(); });

@@ -107,10 +107,9 @@ class WorkerHarness {
     context_.control = &control_;
     std::vector<net::ListenSocket> sockets;
     if (listen == Listen::kLoopback) {
-      std::string error;
-      const int fd = net::bindListenSocket("127.0.0.1", 0, &port_, &error);
-      if (fd < 0) {
-        throw std::runtime_error("cannot listen on loopback: " + error);
+      int fd = -1;
+      if (Status bound = net::bindListenSocket("127.0.0.1", 0, &port_, &fd); !bound.ok()) {
+        throw std::runtime_error("cannot listen on loopback: " + bound.message());
       }
       context_.bound_port = port_;
       sockets.push_back(net::ListenSocket{fd});
@@ -182,8 +181,8 @@ inline std::vector<std::string> keysOn(const route::Topology& topology, uint16_t
 // A TCP socket bound to a free loopback port, not listening (connections to it are refused until
 // it listens); -1 when none could be bound.
 inline int boundLoopbackSocket(uint16_t* port) {
-  std::string error;
-  return net::bindListenSocket("127.0.0.1", 0, port, &error);
+  int fd = -1;
+  return net::bindListenSocket("127.0.0.1", 0, port, &fd).ok() ? fd : -1;
 }
 
 }  // namespace sp::fakes

@@ -72,10 +72,9 @@ struct Harness {
     }
     context.publish(config, shards.topology());
     context.control = &control;  // the real one: INFO's text is fuzzed too
-    std::string error;
-    const int fd = sp::net::bindListenSocket("127.0.0.1", 0, &port, &error);
-    if (fd < 0) {
-      fail("cannot listen: " + error);
+    int fd = -1;
+    if (sp::Status bound = sp::net::bindListenSocket("127.0.0.1", 0, &port, &fd); !bound.ok()) {
+      fail("cannot listen: " + bound.message());
     }
     context.bound_port = port;
     worker = std::make_unique<sp::net::Worker>(0, context, std::vector<sp::net::ListenSocket>{{fd}},

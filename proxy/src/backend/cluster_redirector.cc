@@ -42,8 +42,7 @@ bool ClusterRedirector::redirect(InFlightRequest* request, uint32_t fragment,
   // The host as the cluster writes it (an IPv6 address without brackets: hence the last colon).
   const std::string host(rest.substr(space + 1, colon - space - 1));
   uint16_t port = 0;
-  std::string error;
-  if (host.empty() || !config::parsePort(rest.substr(colon + 1), &port, &error)) {
+  if (host.empty() || !config::parsePort(rest.substr(colon + 1), &port).ok()) {
     return false;
   }
   ++resend.tries->redirects;

@@ -22,9 +22,10 @@ bool ShardLink::connect(const route::ShardAddress& address) {
   tls_ = makeTlsChannel(worker_.context().backendTls(), address);
   state_ = State::kConnecting;  // the socket is open from here until close()
   connect_req_.data = this;
-  std::string error;
-  if (!connectStreamSocket(address, &socket_, &connect_req_, &ShardLink::onConnectCb, &error)) {
-    role_.onLinkFailed(error, Failure::kLink);
+  if (Status started =
+          connectStreamSocket(address, &socket_, &connect_req_, &ShardLink::onConnectCb);
+      !started.ok()) {
+    role_.onLinkFailed(started.message(), Failure::kLink);
     return false;
   }
   return true;
@@ -82,9 +83,8 @@ ShardLink::Flushed ShardLink::flush() {
       return Flushed::kNothing;
     }
     out_peak_ = std::max(out_peak_, out_.size());
-    std::string error;
-    if (!sealTlsRecords(*tls_, out_, tls_wire_, &error)) {
-      role_.onLinkFailed(error, Failure::kLink);
+    if (Status sealed = sealTlsRecords(*tls_, out_, tls_wire_); !sealed.ok()) {
+      role_.onLinkFailed(sealed.message(), Failure::kLink);
       return Flushed::kFailed;
     }
     if (tls_wire_.empty()) {
@@ -212,9 +212,8 @@ bool ShardLink::decryptTls(size_t nread) {
       return false;
     }
   }
-  std::string error;
-  if (!readTlsPlaintext(*tls_, in_, &error)) {
-    role_.onLinkFailed(error, Failure::kLink);
+  if (Status read = readTlsPlaintext(*tls_, in_); !read.ok()) {
+    role_.onLinkFailed(read.message(), Failure::kLink);
     return false;
   }
   return true;

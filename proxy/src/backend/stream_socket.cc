@@ -26,24 +26,22 @@ void appendAuth(std::string& out, std::string_view username, std::string_view pa
   }
 }
 
-bool connectStreamSocket(const route::ShardAddress& address, StreamSocket* socket,
-                         uv_connect_t* req, uv_connect_cb cb, std::string* error) {
+Status connectStreamSocket(const route::ShardAddress& address, StreamSocket* socket,
+                           uv_connect_t* req, uv_connect_cb cb) {
   if (address.isUnixSocket()) {
     // Errors (no such file, refused) come through cb, as TCP's do.
     uv_pipe_connect(req, &socket->pipe, address.host.c_str(), cb);
-    return true;
+    return Status();
   }
   sockaddr_storage addr;
   if (!resolveAddress(address.host, address.port, &addr)) {
-    *error = "cannot resolve host";
-    return false;
+    return Status::failure("cannot resolve host");
   }
   const int rc = uv_tcp_connect(req, &socket->tcp, reinterpret_cast<const sockaddr*>(&addr), cb);
   if (rc != 0) {
-    *error = uv_strerror(rc);
-    return false;
+    return Status::failure(uv_strerror(rc));
   }
-  return true;
+  return Status();
 }
 
 std::unique_ptr<tls::TlsChannel> makeTlsChannel(std::shared_ptr<const tls::TlsContext> context,
@@ -63,41 +61,37 @@ void sendTlsAlert(tls::TlsChannel& tls, uv_stream_t* stream) {
   }
 }
 
-bool readTlsPlaintext(tls::TlsChannel& tls, Buffer& in, std::string* error) {
+Status readTlsPlaintext(tls::TlsChannel& tls, Buffer& in) {
   constexpr size_t kReadSpace = 16 * 1024;  // a TLS record's plaintext at most
   for (;;) {
     if (!in.tryEnsureWritable(kReadSpace)) {
-      *error = "out of memory for the reply";
-      return false;
+      return Status::failure("out of memory for the reply");
     }
     const ptrdiff_t n = tls.readPlain(in.writePtr(), in.writable());
     if (n < 0) {
-      *error = tls.error();
-      return false;
+      return Status::failure(tls.error());
     }
     if (n == 0) {
-      return true;
+      return Status();
     }
     in.commit(static_cast<size_t>(n));
   }
 }
 
-bool sealTlsRecords(tls::TlsChannel& tls, Buffer& out, Buffer& wire, std::string* error) {
+Status sealTlsRecords(tls::TlsChannel& tls, Buffer& out, Buffer& wire) {
   if (!out.empty()) {
     const ptrdiff_t n = tls.writePlain(out.readPtr(), out.size());
     if (n < 0) {
-      *error = tls.error();
-      return false;
+      return Status::failure(tls.error());
     }
     out.consume(static_cast<size_t>(n));
   }
   const size_t pending = tls.pendingCipher();
   if (!wire.tryEnsureWritable(pending)) {
-    *error = "out of memory for TLS records";
-    return false;
+    return Status::failure("out of memory for TLS records");
   }
   wire.commit(tls.takeCipher(wire.writePtr(), pending));
-  return true;
+  return Status();
 }
 
 std::string_view readFailure(ssize_t nread) {

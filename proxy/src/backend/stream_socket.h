@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "core/buffer.h"
+#include "core/status.h"
 #include "route/topology.h"
 #include "tls/tls_channel.h"
 
@@ -28,10 +29,10 @@ union StreamSocket {
 void initStreamSocket(uv_loop_t* loop, const route::ShardAddress& address, StreamSocket* socket,
                       void* data);
 
-// Starts connecting an initialised socket; `cb` reports the outcome. False with *error when the
-// attempt cannot start (the host does not resolve, no socket).
-bool connectStreamSocket(const route::ShardAddress& address, StreamSocket* socket,
-                         uv_connect_t* req, uv_connect_cb cb, std::string* error);
+// Starts connecting an initialised socket; `cb` reports the outcome. Fails when the attempt cannot
+// start (the host does not resolve, no socket).
+Status connectStreamSocket(const route::ShardAddress& address, StreamSocket* socket,
+                           uv_connect_t* req, uv_connect_cb cb);
 
 // The AUTH the proxy sends first on a shard connection: "AUTH password", or "AUTH username
 // password" with a user, appended to `out`.
@@ -98,12 +99,12 @@ std::unique_ptr<tls::TlsChannel> makeTlsChannel(std::shared_ptr<const tls::TlsCo
 // rather than an unexpected end of file.
 void sendTlsAlert(tls::TlsChannel& tls, uv_stream_t* stream);
 
-// backend.tls, reading: every plaintext byte the channel holds, appended to `in`. False with
-// *error when the channel fails or memory runs out.
-bool readTlsPlaintext(tls::TlsChannel& tls, Buffer& in, std::string* error);
+// backend.tls, reading: every plaintext byte the channel holds, appended to `in`. Fails when the
+// channel fails or memory runs out.
+Status readTlsPlaintext(tls::TlsChannel& tls, Buffer& in);
 
 // backend.tls, writing: `out` sealed into records (taken whole once the handshake is done, left
-// alone before) and every pending record appended to `wire`. False with *error on failure.
-bool sealTlsRecords(tls::TlsChannel& tls, Buffer& out, Buffer& wire, std::string* error);
+// alone before) and every pending record appended to `wire`.
+Status sealTlsRecords(tls::TlsChannel& tls, Buffer& out, Buffer& wire);
 
 }  // namespace sp::backend

@@ -92,21 +92,21 @@ std::vector<ConfigError> parseCodisDump(std::string_view json, const std::string
       shard.name = "group" + std::to_string(id);
       shard.name_given = true;
       shard.slots = group.slots;
-      std::string message;
       if (group.servers.empty()) {
         error(where, "owns slots but has no server");
         continue;
       }
-      if (!parseHostPort(group.servers[0], &shard.host, &shard.port, &message)) {
-        error(where, message);
+      if (Status parsed = parseHostPort(group.servers[0], &shard.host, &shard.port); !parsed.ok()) {
+        error(where, parsed.message());
         continue;
       }
       for (size_t r = 1; r < group.servers.size(); ++r) {
         Endpoint replica;
-        if (parseHostPort(group.servers[r], &replica.host, &replica.port, &message)) {
+        if (Status parsed = parseHostPort(group.servers[r], &replica.host, &replica.port);
+            parsed.ok()) {
           shard.replicas.push_back(replica);
         } else {
-          error(where, message);
+          error(where, parsed.message());
         }
       }
       shards->push_back(std::move(shard));
@@ -119,9 +119,8 @@ std::vector<ConfigError> parseCodisDump(std::string_view json, const std::string
 
 std::vector<ConfigError> loadCodisDump(const std::string& path, std::vector<ShardConfig>* shards) {
   std::string text;
-  std::string error;
-  if (!readTextFile(path, &text, &error)) {
-    return {{"placement.codis_dump", "'" + path + "': " + error}};
+  if (Status read = readTextFile(path, &text); !read.ok()) {
+    return {{"placement.codis_dump", "'" + path + "': " + read.message()}};
   }
   return parseCodisDump(text, path, shards);
 }

@@ -82,45 +82,34 @@ const FlagSpec* findFlag(std::string_view name) {
 
 // --listen HOST, HOST:PORT, [IPV6]:PORT, [IPV6] or a bare IPv6 literal. *port stays -1 when the
 // text has none.
-bool parseListen(std::string_view text, std::string* host, int* port, std::string* error) {
+Status parseListen(std::string_view text, std::string* host, int* port) {
   if (text.empty()) {
-    *error = "missing value";
-    return false;
+    return Status::failure("missing value");
   }
   if (text.front() == '[') {
     const size_t close = text.find(']');
     if (close == text.size() - 1) {
       const std::string_view inner = text.substr(1, close - 1);
       if (inner.find(':') == std::string_view::npos || !isValidHost(inner)) {
-        *error = "invalid IPv6 address '" + std::string(text) + "'";
-        return false;
+        return Status::failure("invalid IPv6 address '" + std::string(text) + "'");
       }
       *host = std::string(inner);
-      return true;
+      return Status();
     }
-    uint16_t parsed = 0;
-    if (!parseHostPort(text, host, &parsed, error)) {
-      return false;
+  } else if (std::count(text.begin(), text.end(), ':') != 1) {
+    // No colon: a host. Several: a bare IPv6 literal (use [addr]:port to add a port).
+    if (!isValidHost(text)) {
+      return Status::failure("expected HOST or HOST:PORT, got '" + std::string(text) + "'");
     }
-    *port = parsed;
-    return true;
+    *host = std::string(text);
+    return Status();
   }
-  const size_t colons = static_cast<size_t>(std::count(text.begin(), text.end(), ':'));
-  if (colons == 1) {
-    uint16_t parsed = 0;
-    if (!parseHostPort(text, host, &parsed, error)) {
-      return false;
-    }
-    *port = parsed;
-    return true;
+  uint16_t parsed = 0;
+  if (Status host_port = parseHostPort(text, host, &parsed); !host_port.ok()) {
+    return host_port;
   }
-  // No colon: a host. Several: a bare IPv6 literal (use [addr]:port to add a port).
-  if (!isValidHost(text)) {
-    *error = "expected HOST or HOST:PORT, got '" + std::string(text) + "'";
-    return false;
-  }
-  *host = std::string(text);
-  return true;
+  *port = parsed;
+  return Status();
 }
 
 class Parser {
@@ -179,9 +168,16 @@ class Parser {
     errors_.push_back({std::move(path), std::move(message)});
   }
 
+  // A value parser's failure recorded under the flag's name; whether the value parsed.
+  bool parsedOk(const std::string& name, const Status& parsed) {
+    if (!parsed.ok()) {
+      error(name, parsed.message());
+    }
+    return parsed.ok();
+  }
+
   void apply(const FlagSpec& spec, std::string_view value) {
     const std::string name(spec.name);
-    std::string message;
     switch (spec.flag) {
       case Flag::kConfig:
         out_->config_path = std::string(value);
@@ -199,16 +195,13 @@ class Parser {
       case Flag::kListen: {
         if (value.starts_with("unix:")) {
           uint16_t unused = 0;
-          if (!parseServerAddress(value, &out_->listen_unix, &unused, &message)) {
-            error(name, message);
-          }
+          parsedOk(name, parseServerAddress(value, &out_->listen_unix, &unused));
           break;
         }
         tcp_listen_given_ = true;
         std::string host;
         int port = -1;
-        if (!parseListen(value, &host, &port, &message)) {
-          error(name, message);
+        if (!parsedOk(name, parseListen(value, &host, &port))) {
           break;
         }
         out_->listen_host = host;
@@ -217,8 +210,7 @@ class Parser {
       }
       case Flag::kPort: {
         uint16_t port = 0;
-        if (value != "0" && !parsePort(value, &port, &message)) {
-          error(name, message);
+        if (value != "0" && !parsedOk(name, parsePort(value, &port))) {
           break;
         }
         port_from_flag_ = port;
@@ -226,8 +218,7 @@ class Parser {
       }
       case Flag::kUnixPerm: {
         uint32_t perm = 0;
-        if (!parseFileMode(value, &perm, &message)) {
-          error(name, message);
+        if (!parsedOk(name, parseFileMode(value, &perm))) {
           break;
         }
         out_->unix_perm = static_cast<int>(perm);
@@ -235,8 +226,7 @@ class Parser {
       }
       case Flag::kWorkers: {
         uint64_t workers = 0;
-        if (!parseUnsigned(value, kMaxWorkers, &workers, &message)) {
-          error(name, message);
+        if (!parsedOk(name, parseUnsigned(value, kMaxWorkers, &workers))) {
           break;
         }
         out_->workers = static_cast<int>(workers);
@@ -278,9 +268,11 @@ class Parser {
       case Flag::kMetricsListen: {
         std::string host;
         uint16_t port = 0;
-        if (value != "off" && !parseHostPort(value, &host, &port, &message)) {
-          error(name, message + " (or off)");
-          break;
+        if (value != "off") {
+          if (Status parsed = parseHostPort(value, &host, &port); !parsed.ok()) {
+            error(name, parsed.message() + " (or off)");
+            break;
+          }
         }
         out_->metrics_listen = std::string(value);
         break;
@@ -289,13 +281,14 @@ class Parser {
         std::string host;
         uint16_t port = 0;
         tls::AuthClients auth = tls::AuthClients::kNo;
-        if (spec.name == "--tls-listen" && !parseTlsListen(value, &host, &port, &message)) {
-          error(name, message);
-        } else if (spec.name == "--tls-auth-clients" && !parseAuthClients(value, &auth)) {
-          error(name, "expected no, optional or yes, got '" + std::string(value) + "'");
-        } else {
-          out_->tls_flags.emplace_back(name, std::string(value));
+        if (spec.name == "--tls-listen" && !parsedOk(name, parseTlsListen(value, &host, &port))) {
+          break;
         }
+        if (spec.name == "--tls-auth-clients" && !parseAuthClients(value, &auth)) {
+          error(name, "expected no, optional or yes, got '" + std::string(value) + "'");
+          break;
+        }
+        out_->tls_flags.emplace_back(name, std::string(value));
         break;
       }
       case Flag::kHelp:
@@ -335,12 +328,11 @@ std::vector<ConfigError> parseShardList(std::string_view list, std::vector<Shard
     }
     ShardConfig shard;
     shard.name = "shard" + std::to_string(index);
-    std::string message;
     if (entry.empty()) {
       errors.push_back({"--shards", "entry " + std::to_string(index) + " is empty in '" +
                                         std::string(list) + "'"});
-    } else if (!parseServerAddress(entry, &shard.host, &shard.port, &message)) {
-      errors.push_back({"--shards", message});
+    } else if (Status parsed = parseServerAddress(entry, &shard.host, &shard.port); !parsed.ok()) {
+      errors.push_back({"--shards", parsed.message()});
     } else {
       out->push_back(std::move(shard));
     }

@@ -78,9 +78,9 @@ void applyTlsFlags(const std::vector<std::pair<std::string, std::string>>& flags
   tls::ServerSettings& server = out->tls_server;
   tls::ClientSettings& backend = out->backend_tls_client;
   for (const auto& [flag, value] : flags) {
-    std::string message;
     if (flag == "--tls-listen") {
-      parseTlsListen(value, &out->tls_host, &out->tls_port, &message);
+      // checked by parseCommandLine
+      static_cast<void>(parseTlsListen(value, &out->tls_host, &out->tls_port));
     } else if (flag == "--tls-auth-clients") {
       parseAuthClients(value, &server.auth_clients);
     } else if (flag == "--backend-tls") {

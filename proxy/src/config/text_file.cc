@@ -8,20 +8,18 @@
 
 namespace sp::config {
 
-bool readTextFile(const std::string& path, std::string* text, std::string* error) {
+Status readTextFile(const std::string& path, std::string* text) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    *error = std::string("cannot open: ") + std::strerror(errno);
-    return false;
+    return Status::failure(std::string("cannot open: ") + std::strerror(errno));
   }
   std::ostringstream content;
   content << in.rdbuf();
   if (in.bad()) {
-    *error = std::string("cannot read: ") + std::strerror(errno);
-    return false;
+    return Status::failure(std::string("cannot read: ") + std::strerror(errno));
   }
   *text = content.str();
-  return true;
+  return Status();
 }
 
 }  // namespace sp::config

@@ -3,10 +3,12 @@
 
 #include <string>
 
+#include "core/status.h"
+
 namespace sp::config {
 
-// The whole file at `path` into *text; false with *error ("cannot open: <reason>" or "cannot
-// read: <reason>"), to which the caller adds the path.
-bool readTextFile(const std::string& path, std::string* text, std::string* error);
+// The whole file at `path` into *text; fails with "cannot open: <reason>" or "cannot
+// read: <reason>", to which the caller adds the path.
+Status readTextFile(const std::string& path, std::string* text);
 
 }  // namespace sp::config

@@ -67,9 +67,8 @@ class PoolReader {
   }
 
   bool number(const std::string& key, const std::string& text, uint64_t max, uint64_t* value) {
-    std::string message;
-    if (!parseUnsigned(text, max, value, &message)) {
-      error(path(key), message);
+    if (Status parsed = parseUnsigned(text, max, value); !parsed.ok()) {
+      error(path(key), parsed.message());
       return false;
     }
     return true;
@@ -140,21 +139,22 @@ class PoolReader {
 
   // "host:port", or a Unix socket as "/path [mode]" (the mode in octal, as nutcracker reads it).
   void readListen(const std::string& text) {
-    std::string message;
     if (isUnixPath(text)) {
       const size_t space = text.find(' ');
       const size_t mode_at = text.find_first_not_of(' ', space);
-      if (mode_at != std::string::npos &&
-          !parseFileMode(text.substr(mode_at), &out_->listen_unix_perm, &message)) {
-        error(path("listen"), message);
-        return;
+      if (mode_at != std::string::npos) {
+        if (Status mode = parseFileMode(text.substr(mode_at), &out_->listen_unix_perm);
+            !mode.ok()) {
+          error(path("listen"), mode.message());
+          return;
+        }
       }
       out_->listen_unix = text.substr(0, space);
       out_->listen_port = 0;
       return;
     }
-    if (!parseHostPort(text, &out_->listen_host, &out_->listen_port, &message)) {
-      error(path("listen"), message);
+    if (Status parsed = parseHostPort(text, &out_->listen_host, &out_->listen_port); !parsed.ok()) {
+      error(path("listen"), parsed.message());
     }
   }
 
@@ -176,16 +176,15 @@ class PoolReader {
       }
       const size_t colon = address.rfind(':');
       uint64_t weight = 0;
-      std::string message;
       if (colon == std::string::npos ||
-          !parseUnsigned(address.substr(colon + 1), kMaxShardWeight, &weight, &message) ||
-          weight == 0) {
+          !parseUnsigned(address.substr(colon + 1), kMaxShardWeight, &weight).ok() || weight == 0) {
         error(where, "expected host:port:weight [name] with a weight of 1 to " +
                          std::to_string(kMaxShardWeight) + ", got '" + text + "'");
         continue;
       }
-      if (!parseHostPort(address.substr(0, colon), &shard.host, &shard.port, &message)) {
-        error(where, message);
+      if (Status parsed = parseHostPort(address.substr(0, colon), &shard.host, &shard.port);
+          !parsed.ok()) {
+        error(where, parsed.message());
         continue;
       }
       shard.weight = static_cast<uint32_t>(weight);
@@ -220,9 +219,8 @@ std::vector<ConfigError> readPools(std::string_view yaml_text, const std::string
 }
 
 std::vector<ConfigError> readFile(const std::string& path, std::string* text) {
-  std::string error;
-  if (!readTextFile(path, text, &error)) {
-    return {{path, error}};
+  if (Status read = readTextFile(path, text); !read.ok()) {
+    return {{path, read.message()}};
   }
   return {};
 }

@@ -119,9 +119,8 @@ class Validator {
     if (!c.metrics_listen.empty()) {
       std::string host;
       uint16_t port = 0;
-      std::string message;
-      if (!parseHostPort(c.metrics_listen, &host, &port, &message)) {
-        error("metrics.listen", message + " (or \"\" for no metrics endpoint)");
+      if (Status parsed = parseHostPort(c.metrics_listen, &host, &port); !parsed.ok()) {
+        error("metrics.listen", parsed.message() + " (or \"\" for no metrics endpoint)");
       }
     }
   }

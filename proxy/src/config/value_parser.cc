@@ -47,23 +47,22 @@ std::string lower(std::string_view text) {
 
 }  // namespace
 
-bool parseUnsigned(std::string_view text, uint64_t max, uint64_t* out, std::string* error) {
+Status parseUnsigned(std::string_view text, uint64_t max, uint64_t* out) {
   if (!allDigits(text)) {
-    *error = (!text.empty() && text[0] == '-') ? "expected a non-negative integer, got "
-                                               : "expected an integer, got ";
-    *error += quoted(text);
-    return false;
+    const char* expected = (!text.empty() && text[0] == '-') ? "expected a non-negative integer"
+                                                             : "expected an integer";
+    return Status::failure(std::string(expected) + ", got " + quoted(text));
   }
   uint64_t value = 0;
   if (!digitsToU64(text, &value) || value > max) {
-    *error = "value " + std::string(text) + " is too large (at most " + std::to_string(max) + ")";
-    return false;
+    return Status::failure("value " + std::string(text) + " is too large (at most " +
+                           std::to_string(max) + ")");
   }
   *out = value;
-  return true;
+  return Status();
 }
 
-bool parseSize(std::string_view text, uint64_t max, uint64_t* out, std::string* error) {
+Status parseSize(std::string_view text, uint64_t max, uint64_t* out) {
   struct Unit {
     std::string_view name;
     int shift;
@@ -96,31 +95,28 @@ bool parseSize(std::string_view text, uint64_t max, uint64_t* out, std::string* 
     }
   }
   if (number.empty() || shift < 0 || (spaced && unit.empty())) {
-    *error = "expected a size (e.g. 512mb, 64kb, 1024), got " + quoted(text);
-    return false;
+    return Status::failure("expected a size (e.g. 512mb, 64kb, 1024), got " + quoted(text));
   }
   uint64_t value = 0;
   if (!digitsToU64(number, &value) || value > (std::numeric_limits<uint64_t>::max() >> shift) ||
       (value << shift) > max) {
-    *error = "size " + quoted(text) + " is too large (at most " + std::to_string(max) + " bytes)";
-    return false;
+    return Status::failure("size " + quoted(text) + " is too large (at most " +
+                           std::to_string(max) + " bytes)");
   }
   *out = value << shift;
-  return true;
+  return Status();
 }
 
-bool parsePort(std::string_view text, uint16_t* out, std::string* error) {
+Status parsePort(std::string_view text, uint16_t* out) {
   uint64_t value = 0;
   if (!allDigits(text)) {
-    *error = "expected a port number, got " + quoted(text);
-    return false;
+    return Status::failure("expected a port number, got " + quoted(text));
   }
   if (!digitsToU64(text, &value) || value == 0 || value > 65535) {
-    *error = "port must be 1..65535, got " + quoted(text);
-    return false;
+    return Status::failure("port must be 1..65535, got " + quoted(text));
   }
   *out = static_cast<uint16_t>(value);
-  return true;
+  return Status();
 }
 
 bool isValidHost(std::string_view host) {
@@ -138,57 +134,53 @@ bool isValidHost(std::string_view host) {
   });
 }
 
-bool parseHostPort(std::string_view text, std::string* host, uint16_t* port, std::string* error) {
+Status parseHostPort(std::string_view text, std::string* host, uint16_t* port) {
   std::string_view host_part;
   std::string_view port_part;
   if (!text.empty() && text.front() == '[') {
     const size_t close = text.find(']');
     if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
-      *error = "expected [ipv6]:port, got " + quoted(text);
-      return false;
+      return Status::failure("expected [ipv6]:port, got " + quoted(text));
     }
     host_part = text.substr(1, close - 1);
     port_part = text.substr(close + 2);
     if (host_part.find(':') == std::string_view::npos || !isValidHost(host_part)) {
-      *error = "invalid IPv6 address in " + quoted(text);
-      return false;
+      return Status::failure("invalid IPv6 address in " + quoted(text));
     }
   } else {
     const size_t colon = text.rfind(':');
     if (colon == std::string_view::npos || colon == 0) {
-      *error = "expected host:port, got " + quoted(text);
-      return false;
+      return Status::failure("expected host:port, got " + quoted(text));
     }
     host_part = text.substr(0, colon);
     port_part = text.substr(colon + 1);
     if (host_part.find(':') != std::string_view::npos) {
-      *error = "expected host:port, got " + quoted(text) + " (write IPv6 as [addr]:port)";
-      return false;
+      return Status::failure("expected host:port, got " + quoted(text) +
+                             " (write IPv6 as [addr]:port)");
     }
     if (!isValidHost(host_part)) {
-      *error = "invalid host " + quoted(host_part) + " in " + quoted(text);
-      return false;
+      return Status::failure("invalid host " + quoted(host_part) + " in " + quoted(text));
     }
   }
   uint16_t parsed_port = 0;
-  if (!parsePort(port_part, &parsed_port, error)) {
-    return false;
+  if (Status port_status = parsePort(port_part, &parsed_port); !port_status.ok()) {
+    return port_status;
   }
   *host = std::string(host_part);
   *port = parsed_port;
-  return true;
+  return Status();
 }
 
-bool parseTlsListen(std::string_view text, std::string* host, uint16_t* port, std::string* error) {
+Status parseTlsListen(std::string_view text, std::string* host, uint16_t* port) {
   if (allDigits(text)) {
     host->clear();
     if (text == "0") {
       *port = 0;
-      return true;
+      return Status();
     }
-    return parsePort(text, port, error);
+    return parsePort(text, port);
   }
-  return parseHostPort(text, host, port, error);
+  return parseHostPort(text, host, port);
 }
 
 bool sameSettingName(std::string_view a, std::string_view b) {
@@ -217,7 +209,7 @@ bool isLogLevel(std::string_view level) {
   return std::find(kLevels.begin(), kLevels.end(), level) != kLevels.end();
 }
 
-bool parseFileMode(std::string_view text, uint32_t* out, std::string* error) {
+Status parseFileMode(std::string_view text, uint32_t* out) {
   uint32_t mode = 0;
   const bool digits =
       !text.empty() && text.size() <= 4 &&
@@ -228,33 +220,29 @@ bool parseFileMode(std::string_view text, uint32_t* out, std::string* error) {
     }
   }
   if (!digits || mode > 0777) {
-    *error = "expected an octal file mode 0..777 (e.g. 660), got " + quoted(text);
-    return false;
+    return Status::failure("expected an octal file mode 0..777 (e.g. 660), got " + quoted(text));
   }
   *out = mode;
-  return true;
+  return Status();
 }
 
-bool parseServerAddress(std::string_view text, std::string* host, uint16_t* port,
-                        std::string* error) {
+Status parseServerAddress(std::string_view text, std::string* host, uint16_t* port) {
   std::string_view path = text;
   if (path.starts_with("unix:")) {
     path.remove_prefix(5);
   } else if (!isUnixPath(path)) {
-    return parseHostPort(text, host, port, error);
+    return parseHostPort(text, host, port);
   }
   if (!isUnixPath(path)) {
-    *error = "a Unix socket needs an absolute path, got " + quoted(text);
-    return false;
+    return Status::failure("a Unix socket needs an absolute path, got " + quoted(text));
   }
   if (path.size() > kMaxUnixPathBytes) {
-    *error = "Unix socket path " + quoted(path) + " is longer than " +
-             std::to_string(kMaxUnixPathBytes) + " bytes";
-    return false;
+    return Status::failure("Unix socket path " + quoted(path) + " is longer than " +
+                           std::to_string(kMaxUnixPathBytes) + " bytes");
   }
   *host = std::string(path);
   *port = 0;
-  return true;
+  return Status();
 }
 
 std::string formatHostPort(std::string_view host, uint16_t port) {

@@ -1,6 +1,6 @@
 // Parsers for the scalar values found in config files and flags: integers, sizes, ports, hosts
-// and host:port addresses. Pure functions: each returns false and sets *error to a message
-// without a path ("expected a size, got 'abc'"); the caller adds the path.
+// and host:port addresses. Pure functions: each fails with a message without a path ("expected a
+// size, got 'abc'"); the caller adds the path.
 #pragma once
 
 #include <cstdint>
@@ -9,25 +9,26 @@
 #include <utility>
 
 #include "config/config.h"
+#include "core/status.h"
 #include "tls/tls_context.h"
 
 namespace sp::config {
 
 // Decimal digits only: no sign, no whitespace, no trailing garbage; value <= max.
-bool parseUnsigned(std::string_view text, uint64_t max, uint64_t* out, std::string* error);
+Status parseUnsigned(std::string_view text, uint64_t max, uint64_t* out);
 
 // A byte size: an integer with an optional unit b, k/kb, m/mb, g/gb (powers of 1024,
 // case-insensitive, optional spaces before the unit), e.g. "512mb", "64KB", "100"; value <= max.
-bool parseSize(std::string_view text, uint64_t max, uint64_t* out, std::string* error);
+Status parseSize(std::string_view text, uint64_t max, uint64_t* out);
 
 // A TCP port, 1..65535.
-bool parsePort(std::string_view text, uint16_t* out, std::string* error);
+Status parsePort(std::string_view text, uint16_t* out);
 
 // A hostname ([A-Za-z0-9._-]) or an IPv4/IPv6 literal (IPv6 without brackets, optional %zone).
 bool isValidHost(std::string_view host);
 
 // "host:port", "[ipv6]:port". *host gets the host without brackets.
-bool parseHostPort(std::string_view text, std::string* host, uint16_t* port, std::string* error);
+Status parseHostPort(std::string_view text, std::string* host, uint16_t* port);
 
 // Unix socket paths: absolute, and short enough for sockaddr_un (107 bytes).
 inline constexpr size_t kMaxUnixPathBytes = 107;
@@ -35,18 +36,17 @@ inline constexpr size_t kMaxUnixPathBytes = 107;
 inline bool isUnixPath(std::string_view host) { return !host.empty() && host.front() == '/'; }
 
 // A file mode in octal, 0..777 ("660", "0660").
-bool parseFileMode(std::string_view text, uint32_t* out, std::string* error);
+Status parseFileMode(std::string_view text, uint32_t* out);
 
 // A server's address: "host:port", "[ipv6]:port", or a Unix socket as "unix:/path" or "/path"
 // (*host gets the path, *port 0).
-bool parseServerAddress(std::string_view text, std::string* host, uint16_t* port,
-                        std::string* error);
+Status parseServerAddress(std::string_view text, std::string* host, uint16_t* port);
 
 // One of trace, debug, info, warn, error, critical, off (spdlog's names; lower case).
 bool isLogLevel(std::string_view level);
 
 // tls.listen: "port" (on listen.host: *host left "") or "host:port"; "0" = no TLS listener.
-bool parseTlsListen(std::string_view text, std::string* host, uint16_t* port, std::string* error);
+Status parseTlsListen(std::string_view text, std::string* host, uint16_t* port);
 
 // Whether a config key and a flag's spelling of it match ("cert_file" and "cert-file").
 bool sameSettingName(std::string_view a, std::string_view b);

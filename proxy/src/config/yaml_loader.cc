@@ -123,6 +123,14 @@ class YamlReader {
     errors_->push_back({path, std::move(message)});
   }
 
+  // A value parser's failure recorded under `path`; whether the value parsed.
+  bool parsedOk(const std::string& path, const Status& parsed) {
+    if (!parsed.ok()) {
+      error(path, parsed.message());
+    }
+    return parsed.ok();
+  }
+
   // Calls fn(key, value, path) for each known key of a map, in document order; reports unknown
   // and duplicate keys and non-string keys. A null node is an empty map.
   template <typename Fn>
@@ -175,15 +183,7 @@ class YamlReader {
 
   bool readUnsigned(const YAML::Node& node, const std::string& path, uint64_t max, uint64_t* out) {
     std::string text;
-    std::string message;
-    if (!scalar(node, path, "an integer", &text)) {
-      return false;
-    }
-    if (!parseUnsigned(text, max, out, &message)) {
-      error(path, message);
-      return false;
-    }
-    return true;
+    return scalar(node, path, "an integer", &text) && parsedOk(path, parseUnsigned(text, max, out));
   }
 
   void readU32(const YAML::Node& node, const std::string& path, uint32_t* out) {
@@ -202,12 +202,8 @@ class YamlReader {
 
   void readSize(const YAML::Node& node, const std::string& path, uint64_t max, uint64_t* out) {
     std::string text;
-    std::string message;
-    if (!scalar(node, path, "a size", &text)) {
-      return;
-    }
-    if (!parseSize(text, max, out, &message)) {
-      error(path, message);
+    if (scalar(node, path, "a size", &text)) {
+      parsedOk(path, parseSize(text, max, out));
     }
   }
 
@@ -383,11 +379,9 @@ class YamlReader {
                    return;
                  }
                  std::string text;
-                 std::string message;
                  if (key == "unix_perm") {
-                   if (scalar(value, key_path, "an octal file mode", &text) &&
-                       !parseFileMode(text, &out->listen_unix_perm, &message)) {
-                     error(key_path, message);
+                   if (scalar(value, key_path, "an octal file mode", &text)) {
+                     parsedOk(key_path, parseFileMode(text, &out->listen_unix_perm));
                    }
                    return;
                  }
@@ -396,8 +390,8 @@ class YamlReader {
                  }
                  if (text == "0") {
                    out->listen_port = 0;  // no TCP listener: listen.unix only
-                 } else if (!parsePort(text, &out->listen_port, &message)) {
-                   error(key_path, message);
+                 } else {
+                   parsedOk(key_path, parsePort(text, &out->listen_port));
                  }
                });
   }
@@ -469,11 +463,8 @@ class YamlReader {
                  if (!scalar(value, key_path, "a string", &text)) {
                    return;
                  }
-                 std::string message;
                  if (key == "listen") {
-                   if (!parseTlsListen(text, &out->tls_host, &out->tls_port, &message)) {
-                     error(key_path, message);
-                   }
+                   parsedOk(key_path, parseTlsListen(text, &out->tls_host, &out->tls_port));
                  } else if (key == "auth_clients") {
                    if (!parseAuthClients(text, &t.auth_clients)) {
                      error(key_path, "expected no, optional or yes, got '" + text + "'");
@@ -522,13 +513,9 @@ class YamlReader {
     for (size_t i = 0; i < node.size(); ++i) {
       const std::string entry_path = element(path, i);
       std::string text;
-      std::string message;
       Endpoint endpoint;
-      if (!scalar(node[i], entry_path, "host:port", &text)) {
-        continue;
-      }
-      if (!parseHostPort(text, &endpoint.host, &endpoint.port, &message)) {
-        error(entry_path, message);
+      if (!scalar(node[i], entry_path, "host:port", &text) ||
+          !parsedOk(entry_path, parseHostPort(text, &endpoint.host, &endpoint.port))) {
         continue;
       }
       out->push_back(std::move(endpoint));
@@ -637,10 +624,8 @@ class YamlReader {
       return;
     }
     std::string text;
-    std::string message;
-    if (scalar(node, path, "host:port", &text) &&
-        !parseServerAddress(text, &out->host, &out->port, &message)) {
-      error(path, message);
+    if (scalar(node, path, "host:port", &text)) {
+      parsedOk(path, parseServerAddress(text, &out->host, &out->port));
     }
   }
 
@@ -680,9 +665,8 @@ class YamlReader {
     std::string_view last = dash == std::string_view::npos ? first : trim(text.substr(dash + 1));
     uint64_t a = 0;
     uint64_t b = 0;
-    std::string ignored;
-    if (!parseUnsigned(first, std::numeric_limits<uint64_t>::max(), &a, &ignored) ||
-        !parseUnsigned(last, std::numeric_limits<uint64_t>::max(), &b, &ignored)) {
+    if (!parseUnsigned(first, std::numeric_limits<uint64_t>::max(), &a).ok() ||
+        !parseUnsigned(last, std::numeric_limits<uint64_t>::max(), &b).ok()) {
       error(path, "expected a slot or a range a-b, got '" + std::string(text) + "'");
       return false;
     }
@@ -737,9 +721,8 @@ std::vector<ConfigError> loadYaml(std::string_view yaml_text, Config* out) {
 
 std::vector<ConfigError> loadYamlFile(const std::string& path, Config* out) {
   std::string text;
-  std::string error;
-  if (!readTextFile(path, &text, &error)) {
-    return {{path, error}};
+  if (Status read = readTextFile(path, &text); !read.ok()) {
+    return {{path, read.message()}};
   }
   return loadYamlFrom(text, path, out);
 }

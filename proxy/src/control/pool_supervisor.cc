@@ -201,9 +201,8 @@ int superviseTwemproxyPools(const config::CommandLine& cmdline,
     failed = failed || !errors.empty();
     if (i == 0) {
       first = c;
-      std::string ignored;
-      if (!c.metrics_listen.empty()) {
-        config::parseHostPort(c.metrics_listen, &metrics_host, &metrics_port, &ignored);
+      if (!c.metrics_listen.empty()) {  // checked by the validator
+        static_cast<void>(config::parseHostPort(c.metrics_listen, &metrics_host, &metrics_port));
       }
     }
     PoolProcess p{names[i], c.listen_host, c.listen_port, c.listen_unix, "off", -1};
@@ -215,9 +214,8 @@ int superviseTwemproxyPools(const config::CommandLine& cmdline,
   if (failed) {
     return 2;
   }
-  std::string log_error;
-  if (!configureLogging(first.log_file, &log_error)) {
-    std::fprintf(stderr, "shardproxy: %s\n", log_error.c_str());
+  if (Status logging = configureLogging(first.log_file); !logging.ok()) {
+    std::fprintf(stderr, "shardproxy: %s\n", logging.message().c_str());
     return 1;
   }
   sigset_t signals;
@@ -284,8 +282,9 @@ int superviseTwemproxyPools(const config::CommandLine& cmdline,
     }
     if (sig == SIGHUP || sig == SIGUSR1) {
       if (sig == SIGUSR1) {
-        std::string error;
-        reopenLogFile(&error);
+        if (Status reopened = reopenLogFile(); !reopened.ok()) {
+          spdlog::error("SIGUSR1: {}; still writing to the file open before", reopened.message());
+        }
       }
       spdlog::info("{}: passed on to every pool", sig == SIGHUP ? "SIGHUP" : "SIGUSR1");
       signalAll(pools, sig);

@@ -85,20 +85,18 @@ ReloadOutcome Reloader::reload(std::string_view trigger) {
   }
   // The certificate files are read again: a renewed certificate applies to new connections.
   TlsContexts tls;
-  std::string tls_error;
-  if (!buildTlsContexts(*fresh, &tls, &tls_error)) {
-    return refuse(trigger, tls_error);
+  if (Status built = buildTlsContexts(*fresh, &tls); !built.ok()) {
+    return refuse(trigger, built.message());
   }
   route::TopologyPtr topology;
-  std::string resolve_error;
   // The sentinels and seeds are asked over the new backend TLS context.
-  if (!resolveTopology(fresh.get(), &topology, &resolve_error, tls.backend)) {
-    return refuse(trigger, resolve_error);
+  if (Status resolved = resolveTopology(fresh.get(), &topology, tls.backend); !resolved.ok()) {
+    return refuse(trigger, resolved.message());
   }
-  std::string budget_error;
-  if (!applyDescriptorBudget(context_, *fresh, *topology, context_.workers.size(),
-                             "reload (" + std::string(trigger) + ")", &budget_error)) {
-    return refuse(trigger, budget_error);
+  if (Status budget = applyDescriptorBudget(context_, *fresh, *topology, context_.workers.size(),
+                                            "reload (" + std::string(trigger) + ")");
+      !budget.ok()) {
+    return refuse(trigger, budget.message());
   }
   const route::TopologyPtr old = context_.topology();
   size_t changed = 0;

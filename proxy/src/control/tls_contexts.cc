@@ -3,25 +3,21 @@
 
 namespace sp::control {
 
-bool buildTlsContexts(const config::Config& config, TlsContexts* out, std::string* error) {
+Status buildTlsContexts(const config::Config& config, TlsContexts* out) {
   TlsContexts built;
-  std::string why;
   if (config.tls_port != 0) {
-    built.server = tls::TlsContext::makeServer(config.tls_server, &why);
-    if (built.server == nullptr) {
-      *error = "tls: " + why;
-      return false;
+    if (Status made = tls::TlsContext::makeServer(config.tls_server, &built.server); !made.ok()) {
+      return made.within("tls");
     }
   }
   if (config.backend_tls) {
-    built.backend = tls::TlsContext::makeClient(config.backend_tls_client, &why);
-    if (built.backend == nullptr) {
-      *error = "backend.tls: " + why;
-      return false;
+    if (Status made = tls::TlsContext::makeClient(config.backend_tls_client, &built.backend);
+        !made.ok()) {
+      return made.within("backend.tls");
     }
   }
   *out = std::move(built);
-  return true;
+  return Status();
 }
 
 }  // namespace sp::control

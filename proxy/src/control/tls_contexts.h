@@ -6,6 +6,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "core/status.h"
 #include "tls/tls_context.h"
 
 namespace sp::control {
@@ -15,7 +16,7 @@ struct TlsContexts {
   std::shared_ptr<const tls::TlsContext> backend;  // nullptr: plain connections to the shards
 };
 
-// False with *error ("tls: cannot load certificate /etc/...: ...") when a file or setting is bad.
-bool buildTlsContexts(const config::Config& config, TlsContexts* out, std::string* error);
+// Fails ("tls: cannot load certificate /etc/...: ...") when a file or setting is bad.
+Status buildTlsContexts(const config::Config& config, TlsContexts* out);
 
 }  // namespace sp::control

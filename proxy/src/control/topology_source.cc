@@ -27,24 +27,25 @@ std::vector<route::SentinelAddress> toAddresses(const std::vector<config::Endpoi
 
 }  // namespace
 
-bool resolveTopology(config::Config* config, route::TopologyPtr* out, std::string* error,
-                     const std::shared_ptr<const tls::TlsContext>& backend_tls) {
+Status resolveTopology(config::Config* config, route::TopologyPtr* out,
+                       const std::shared_ptr<const tls::TlsContext>& backend_tls) {
   if (config->cluster_mode) {
     return route::fetchClusterTopology(toAddresses(config->cluster_seeds), config->backend_username,
-                                       config->backend_password, backend_tls, out, error);
+                                       config->backend_password, backend_tls, out);
   }
   if (!config->sentinel.addresses.empty()) {
     const auto sentinels = toAddresses(config->sentinel.addresses);
     for (auto& shard : config->shards) {
       const std::string master = config->sentinel.master_name_prefix + shard.name;
-      if (!route::querySentinelPrimary(sentinels, config->sentinel.password, master, backend_tls,
-                                       &shard.host, &shard.port, error)) {
-        return false;
+      if (Status primary = route::querySentinelPrimary(sentinels, config->sentinel.password, master,
+                                                       backend_tls, &shard.host, &shard.port);
+          !primary.ok()) {
+        return primary;
       }
     }
   }
   *out = config::makeTopology(*config);
-  return true;
+  return Status();
 }
 
 TopologyWatcher::TopologyWatcher(net::ProxyContext& context) : context_(context) {}
@@ -146,9 +147,9 @@ void TopologyWatcher::runCluster() {
     }
     const std::shared_ptr<const tls::TlsContext> tls = context_.backendTls();
     route::TopologyPtr fresh;
-    std::string error;
     if (!route::fetchClusterTopology(toAddresses(config->cluster_seeds), config->backend_username,
-                                     config->backend_password, tls, &fresh, &error)) {
+                                     config->backend_password, tls, &fresh)
+             .ok()) {
       // Seeds may have failed over: also try the nodes we know.
       std::vector<route::SentinelAddress> known;
       for (const auto& shard : context_.topology()->shards()) {
@@ -157,9 +158,10 @@ void TopologyWatcher::runCluster() {
           known.push_back({r.host, r.port});
         }
       }
-      if (!route::fetchClusterTopology(known, config->backend_username, config->backend_password,
-                                       tls, &fresh, &error)) {
-        spdlog::warn("cluster refresh failed: {}", error);
+      if (Status fetched = route::fetchClusterTopology(known, config->backend_username,
+                                                       config->backend_password, tls, &fresh);
+          !fetched.ok()) {
+        spdlog::warn("cluster refresh failed: {}", fetched.message());
         continue;
       }
     }

@@ -25,9 +25,9 @@ namespace sp::control {
 // The topology for `config`: from the shards list (static), from Sentinel (each shard's primary
 // is written into *config) or from the cluster's seeds. `backend_tls` is the client context for
 // the sentinels and seeds, built from config->backend_tls_client when config->backend_tls (nullptr:
-// plain). False with *error when Sentinel or every seed fails to answer.
-bool resolveTopology(config::Config* config, route::TopologyPtr* out, std::string* error,
-                     const std::shared_ptr<const tls::TlsContext>& backend_tls = nullptr);
+// plain). Fails when Sentinel or every seed fails to answer.
+Status resolveTopology(config::Config* config, route::TopologyPtr* out,
+                       const std::shared_ptr<const tls::TlsContext>& backend_tls = nullptr);
 
 // Follows Sentinel's +switch-master, or refreshes CLUSTER SLOTS every cluster_refresh_ms and
 // whenever requestRefresh() is called (a MOVED reply, a failed node connection).

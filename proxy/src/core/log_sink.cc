@@ -33,35 +33,35 @@ LogSink::~LogSink() {
   }
 }
 
-bool LogSink::open(std::string* error) {
+Status LogSink::open() {
   std::lock_guard<std::mutex> lock(mutex_);
-  return openLocked(error);
+  return openLocked();
 }
 
-bool LogSink::reopen(std::string* error) {
+Status LogSink::reopen() {
   std::lock_guard<std::mutex> lock(mutex_);
-  return openLocked(error);
+  return openLocked();
 }
 
-bool LogSink::openLocked(std::string* error) {
+Status LogSink::openLocked() {
   if (path_.empty()) {
-    return true;
+    return Status();
   }
   const int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
   FILE* file = fd < 0 ? nullptr : ::fdopen(fd, "a");
   if (file == nullptr) {
-    *error = "log file " + path_ + ": " + std::strerror(errno);
+    Status failed = Status::failure("log file " + path_ + ": " + std::strerror(errno));
     if (fd >= 0) {
       ::close(fd);
     }
-    return false;
+    return failed;
   }
   std::setvbuf(file, nullptr, _IOLBF, 0);  // whole lines reach the file as they are logged
   if (file_ != nullptr) {
     std::fclose(file_);
   }
   file_ = file;
-  return true;
+  return Status();
 }
 
 uint64_t LogSink::suppressed() {
@@ -104,22 +104,22 @@ void LogSink::sink_it_(const spdlog::details::log_msg& msg) {
 
 void LogSink::flush_() { std::fflush(file_ != nullptr ? file_ : stderr); }
 
-bool configureLogging(const std::string& path, std::string* error) {
+Status configureLogging(const std::string& path) {
   auto sink =
       std::make_shared<LogSink>(path, kWarnLinesPerSecond, [] { return monoMicros() / 1000; });
-  if (!sink->open(error)) {
-    return false;
+  if (Status opened = sink->open(); !opened.ok()) {
+    return opened;
   }
   auto logger = std::make_shared<spdlog::logger>("", sink);
   logger->set_level(spdlog::default_logger()->level());
   spdlog::set_default_logger(logger);
   installed() = sink;
-  return true;
+  return Status();
 }
 
-bool reopenLogFile(std::string* error) {
+Status reopenLogFile() {
   const std::shared_ptr<LogSink>& sink = installed();
-  return sink == nullptr || sink->reopen(error);
+  return sink == nullptr ? Status() : sink->reopen();
 }
 
 }  // namespace sp

@@ -12,6 +12,8 @@
 #include <mutex>
 #include <string>
 
+#include "core/status.h"
+
 namespace sp {
 
 class LogSink : public spdlog::sinks::base_sink<std::mutex> {
@@ -24,12 +26,11 @@ class LogSink : public spdlog::sinks::base_sink<std::mutex> {
   LogSink(const LogSink&) = delete;
   LogSink& operator=(const LogSink&) = delete;
 
-  // Opens the file (created 0640 when missing). False with *error; a sink that failed to open
-  // writes to stderr.
-  bool open(std::string* error);
-  // Closes and opens the file again by its path; stderr: nothing to do. False with *error (the
-  // old file stays in use).
-  bool reopen(std::string* error);
+  // Opens the file (created 0640 when missing); a sink that failed to open writes to stderr.
+  Status open();
+  // Closes and opens the file again by its path; stderr: nothing to do. On failure the old file
+  // stays in use.
+  Status reopen();
   uint64_t suppressed();
 
  protected:
@@ -37,7 +38,7 @@ class LogSink : public spdlog::sinks::base_sink<std::mutex> {
   void flush_() override;
 
  private:
-  bool openLocked(std::string* error);
+  Status openLocked();
   void write(const spdlog::memory_buf_t& line);
 
   std::string path_;
@@ -51,9 +52,9 @@ class LogSink : public spdlog::sinks::base_sink<std::mutex> {
 };
 
 // Installs a LogSink as the default logger's only sink (before other threads start): `path`
-// empty logs to stderr. False with *error when the file cannot be opened.
-bool configureLogging(const std::string& path, std::string* error);
-// SIGUSR1: reopens the log file (no-op on stderr). False with *error.
-bool reopenLogFile(std::string* error);
+// empty logs to stderr. Fails when the file cannot be opened.
+Status configureLogging(const std::string& path);
+// SIGUSR1: reopens the log file (no-op on stderr).
+Status reopenLogFile();
 
 }  // namespace sp

@@ -73,9 +73,8 @@ void MetricsServer::addPage(const std::string& uri, std::function<Page()> fn) {
   pages_[uri] = std::move(fn);
 }
 
-bool MetricsServer::start(const std::string& listen,
-                          const std::shared_ptr<prometheus::Collectable>& collectable,
-                          std::string* error) {
+Status MetricsServer::start(const std::string& listen,
+                            const std::shared_ptr<prometheus::Collectable>& collectable) {
   // Two threads: a Prometheus server and an operator's curl (or a load balancer's health check)
   // can be served at the same time.
   const std::vector<std::string> options = {"listening_ports", listen, "num_threads", "2"};
@@ -88,11 +87,11 @@ bool MetricsServer::start(const std::string& listen,
     server_ = std::make_unique<CivetServer>(argv.data());
   } catch (const std::exception&) {
     server_.reset();
-    *error = "metrics.listen " + listen +
-             ": cannot listen there (the address is in use, perhaps by another shardproxy, or is "
-             "not one of this host's); choose another with metrics.listen or --metrics-listen "
-             "HOST:PORT, or turn the endpoint off with --metrics-listen off";
-    return false;
+    return Status::failure(
+        "metrics.listen " + listen +
+        ": cannot listen there (the address is in use, perhaps by another shardproxy, or is "
+        "not one of this host's); choose another with metrics.listen or --metrics-listen "
+        "HOST:PORT, or turn the endpoint off with --metrics-listen off");
   }
   handlers_["/metrics"] = std::make_unique<MetricsHandler>(collectable);
   for (const auto& [uri, fn] : pages_) {
@@ -104,7 +103,7 @@ bool MetricsServer::start(const std::string& listen,
   }
   const std::vector<int> ports = server_->getListeningPorts();
   port_ = ports.empty() ? 0 : static_cast<uint16_t>(ports.front());
-  return true;
+  return Status();
 }
 
 void MetricsServer::stop() {

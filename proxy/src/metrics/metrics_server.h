@@ -12,6 +12,8 @@
 #include <memory>
 #include <string>
 
+#include "core/status.h"
+
 class CivetServer;
 class CivetHandler;
 
@@ -35,9 +37,9 @@ class MetricsServer {
   void addPage(const std::string& uri, std::function<Page()> fn);
 
   // Binds `listen` ("host:port", "[v6]:port") and serves `collectable` on /metrics and the
-  // pages. False with *error (which address, and how to choose another) when it cannot bind.
-  bool start(const std::string& listen, const std::shared_ptr<prometheus::Collectable>& collectable,
-             std::string* error);
+  // pages. The failure says which address, and how to choose another, when it cannot bind.
+  Status start(const std::string& listen,
+               const std::shared_ptr<prometheus::Collectable>& collectable);
   void stop();  // before whatever the collectable and the pages read goes away
   uint16_t port() const { return port_; }
 

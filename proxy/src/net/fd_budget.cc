@@ -62,22 +62,22 @@ std::string describeReduction(const FdBudget& budget) {
          " clients will be accepted (raise `ulimit -n` or LimitNOFILE to allow more)";
 }
 
-bool applyDescriptorBudget(ProxyContext& context, const config::Config& config,
-                           const route::Topology& topology, size_t workers, std::string_view when,
-                           std::string* error) {
+Status applyDescriptorBudget(ProxyContext& context, const config::Config& config,
+                             const route::Topology& topology, size_t workers,
+                             std::string_view when) {
   const FdBudget budget =
       planDescriptors(config.limits.max_clients, reservedDescriptors(config, topology, workers));
   if (!budget.fits()) {
-    *error = "the open-files limit (" + std::to_string(budget.open_files) +
-             ") does not even cover the " + std::to_string(budget.reserved) +
-             " file descriptors needed for listeners and shard connections (raise `ulimit -n`)";
-    return false;
+    return Status::failure(
+        "the open-files limit (" + std::to_string(budget.open_files) +
+        ") does not even cover the " + std::to_string(budget.reserved) +
+        " file descriptors needed for listeners and shard connections (raise `ulimit -n`)");
   }
   if (budget.reduced()) {
     spdlog::warn("{}: {}", when, describeReduction(budget));
   }
   context.max_clients.store(budget.max_clients, std::memory_order_relaxed);
-  return true;
+  return Status();
 }
 
 }  // namespace sp::net

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "config/config.h"
+#include "core/status.h"
 #include "route/topology.h"
 
 namespace sp::net {
@@ -52,10 +53,10 @@ std::string describeReduction(const FdBudget& budget);
 
 // Start-up and reload (`when` prefixes the log line): plans the budget of `config` and `topology`
 // with `workers` workers, warns when limits.max_clients was lowered, and publishes the limit in
-// context.max_clients. False, with *error and nothing published, when the open-files limit does
-// not even cover the reserve.
-bool applyDescriptorBudget(ProxyContext& context, const config::Config& config,
-                           const route::Topology& topology, size_t workers, std::string_view when,
-                           std::string* error);
+// context.max_clients. Fails, and publishes nothing, when the open-files limit does not even
+// cover the reserve.
+Status applyDescriptorBudget(ProxyContext& context, const config::Config& config,
+                             const route::Topology& topology, size_t workers,
+                             std::string_view when);
 
 }  // namespace sp::net

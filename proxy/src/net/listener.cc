@@ -66,30 +66,28 @@ bool portTaken(const std::string& host, uint16_t port) {
   return taken;
 }
 
-int bindListenSocket(const std::string& host, uint16_t port, uint16_t* bound_port,
-                     std::string* error) {
+Status bindListenSocket(const std::string& host, uint16_t port, uint16_t* bound_port, int* fd_out) {
   sockaddr_storage addr{};
   socklen_t len = 0;
   if (!toSockaddr(host, port, &addr, &len)) {
-    *error = "listen address '" + host + "' is not an IPv4 or IPv6 literal";
-    return -1;
+    return Status::failure("listen address '" + host + "' is not an IPv4 or IPv6 literal");
   }
   int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
-    *error = std::string("socket: ") + std::strerror(errno);
-    return -1;
+    return Status::failure(std::string("socket: ") + std::strerror(errno));
   }
   int one = 1;
   if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
       setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) != 0) {
-    *error = std::string("setsockopt: ") + std::strerror(errno);
+    Status failed = Status::failure(std::string("setsockopt: ") + std::strerror(errno));
     ::close(fd);
-    return -1;
+    return failed;
   }
   if (bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) {
-    *error = "bind " + host + ":" + std::to_string(port) + ": " + std::strerror(errno);
+    Status failed =
+        Status::failure("bind " + host + ":" + std::to_string(port) + ": " + std::strerror(errno));
     ::close(fd);
-    return -1;
+    return failed;
   }
   sockaddr_storage actual{};
   socklen_t actual_len = sizeof(actual);
@@ -97,7 +95,8 @@ int bindListenSocket(const std::string& host, uint16_t port, uint16_t* bound_por
   *bound_port =
       ntohs(actual.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&actual)->sin_port
                                         : reinterpret_cast<sockaddr_in6*>(&actual)->sin6_port);
-  return fd;
+  *fd_out = fd;
+  return Status();
 }
 
 bool unixSocketAnswers(const std::string& path) {
@@ -114,42 +113,39 @@ bool unixSocketAnswers(const std::string& path) {
   return answered;
 }
 
-int bindUnixListenSocket(const std::string& path, uint32_t mode, std::string* error) {
+Status bindUnixListenSocket(const std::string& path, uint32_t mode, int* fd_out) {
   sockaddr_un addr{};
   if (!toUnixSockaddr(path, &addr)) {
-    *error = "listen.unix '" + path + "': not a usable Unix socket path";
-    return -1;
+    return Status::failure("listen.unix '" + path + "': not a usable Unix socket path");
   }
   // A socket file left by a process that is gone is replaced; one that answers is in use.
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode)) {
-      *error = "listen.unix " + path + ": the file exists and is not a socket";
-      return -1;
+      return Status::failure("listen.unix " + path + ": the file exists and is not a socket");
     }
     if (unixSocketAnswers(path)) {
-      *error = "listen.unix " + path + " is already in use (another shardproxy?)";
-      return -1;
+      return Status::failure("listen.unix " + path + " is already in use (another shardproxy?)");
     }
     ::unlink(path.c_str());
   }
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
-    *error = std::string("socket: ") + std::strerror(errno);
-    return -1;
+    return Status::failure(std::string("socket: ") + std::strerror(errno));
   }
   if (bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
-    *error = "bind " + path + ": " + std::strerror(errno);
+    Status failed = Status::failure("bind " + path + ": " + std::strerror(errno));
     ::close(fd);
-    return -1;
+    return failed;
   }
   if (mode != 0 && ::chmod(path.c_str(), static_cast<mode_t>(mode)) != 0) {
-    *error = "chmod " + path + ": " + std::strerror(errno);
+    Status failed = Status::failure("chmod " + path + ": " + std::strerror(errno));
     ::close(fd);
     ::unlink(path.c_str());
-    return -1;
+    return failed;
   }
-  return fd;
+  *fd_out = fd;
+  return Status();
 }
 
 }  // namespace sp::net

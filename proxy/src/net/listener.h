@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/status.h"
+
 namespace sp::net {
 
 // A listening socket handed to a worker, and what its clients speak.
@@ -14,21 +16,20 @@ struct ListenSocket {
   bool tls = false;  // tls.listen's: each client starts with a TLS handshake
 };
 
-// Creates, configures (SO_REUSEADDR, SO_REUSEPORT, non-blocking) and binds a TCP socket.
-// Returns the fd, or -1 with *error set. *bound_port receives the port actually bound.
 // True when something already holds host:port. SO_REUSEPORT would otherwise let a second proxy
 // (same user) silently share the port with the first.
 bool portTaken(const std::string& host, uint16_t port);
 
-int bindListenSocket(const std::string& host, uint16_t port, uint16_t* bound_port,
-                     std::string* error);
+// Creates, configures (SO_REUSEADDR, SO_REUSEPORT, non-blocking) and binds a TCP socket: its fd
+// into *fd_out, the port actually bound into *bound_port.
+Status bindListenSocket(const std::string& host, uint16_t port, uint16_t* bound_port, int* fd_out);
 
 // True when a process accepts connections on the Unix socket at `path`.
 bool unixSocketAnswers(const std::string& path);
 
 // Creates and binds a non-blocking Unix stream socket at `path`, replacing a socket file that no
 // process answers on, and gives it `mode` (0: as the umask leaves it). The workers share it.
-// Returns the fd, or -1 with *error set.
-int bindUnixListenSocket(const std::string& path, uint32_t mode, std::string* error);
+// Its fd into *fd_out.
+Status bindUnixListenSocket(const std::string& path, uint32_t mode, int* fd_out);
 
 }  // namespace sp::net

@@ -32,11 +32,10 @@ bool readNode(const redisReply* node, std::string* host, uint16_t* port) {
 
 }  // namespace
 
-bool topologyFromClusterSlots(const redisReply* reply, const std::string& username,
-                              const std::string& password, TopologyPtr* out, std::string* error) {
+Status topologyFromClusterSlots(const redisReply* reply, const std::string& username,
+                                const std::string& password, TopologyPtr* out) {
   if (reply == nullptr || reply->type != REDIS_REPLY_ARRAY) {
-    *error = "CLUSTER SLOTS did not answer an array";
-    return false;
+    return Status::failure("CLUSTER SLOTS did not answer an array");
   }
   std::vector<ShardAddress> shards;
   std::map<std::string, uint16_t> index_of;
@@ -47,8 +46,7 @@ bool topologyFromClusterSlots(const redisReply* reply, const std::string& userna
     if (entry->type != REDIS_REPLY_ARRAY || entry->elements < 3 ||
         entry->element[0]->type != REDIS_REPLY_INTEGER ||
         entry->element[1]->type != REDIS_REPLY_INTEGER) {
-      *error = "malformed CLUSTER SLOTS entry " + std::to_string(i);
-      return false;
+      return Status::failure("malformed CLUSTER SLOTS entry " + std::to_string(i));
     }
     const long long first = entry->element[0]->integer;
     const long long last = entry->element[1]->integer;
@@ -56,8 +54,7 @@ bool topologyFromClusterSlots(const redisReply* reply, const std::string& userna
     uint16_t port = 0;
     if (first < 0 || last < first || last >= kSlotCount ||
         !readNode(entry->element[2], &host, &port)) {
-      *error = "malformed CLUSTER SLOTS entry " + std::to_string(i);
-      return false;
+      return Status::failure("malformed CLUSTER SLOTS entry " + std::to_string(i));
     }
     const std::string name = nodeName(host, port);
     auto [it, inserted] = index_of.emplace(name, static_cast<uint16_t>(shards.size()));
@@ -83,8 +80,7 @@ bool topologyFromClusterSlots(const redisReply* reply, const std::string& userna
     }
   }
   if (shards.empty()) {
-    *error = "the cluster serves no slots";
-    return false;
+    return Status::failure("the cluster serves no slots");
   }
   for (uint32_t s = 0; s < kSlotCount; ++s) {
     if (!covered[s]) {
@@ -92,13 +88,12 @@ bool topologyFromClusterSlots(const redisReply* reply, const std::string& userna
     }
   }
   *out = Topology::fromRanges(std::move(shards), ranges);
-  return true;
+  return Status();
 }
 
-bool fetchClusterTopology(const std::vector<SentinelAddress>& seeds, const std::string& username,
-                          const std::string& password,
-                          const std::shared_ptr<const tls::TlsContext>& tls, TopologyPtr* out,
-                          std::string* error) {
+Status fetchClusterTopology(const std::vector<SentinelAddress>& seeds, const std::string& username,
+                            const std::string& password,
+                            const std::shared_ptr<const tls::TlsContext>& tls, TopologyPtr* out) {
   std::string errors;
   for (const auto& seed : seeds) {
     const std::string label = nodeName(seed.host, seed.port);
@@ -122,17 +117,17 @@ bool fetchClusterTopology(const std::vector<SentinelAddress>& seeds, const std::
           why = label + ": " + std::string(r->str, r->len);
         } else if (!r) {
           why = label + ": " + c.error();
-        } else if (topologyFromClusterSlots(r.get(), username, password, out, &why)) {
-          return true;
+        } else if (Status built = topologyFromClusterSlots(r.get(), username, password, out);
+                   built.ok()) {
+          return Status();
         } else {
-          why = label + ": " + why;
+          why = label + ": " + built.message();
         }
       }
     }
     errors += errors.empty() ? why : "; " + why;
   }
-  *error = "no seed answered CLUSTER SLOTS (" + errors + ")";
-  return false;
+  return Status::failure("no seed answered CLUSTER SLOTS (" + errors + ")");
 }
 
 bool sameRouting(const Topology& a, const Topology& b) {

@@ -28,44 +28,44 @@ uint16_t parsePort(const std::string& text) {
 
 std::string label(const SentinelAddress& s) { return s.host + ":" + std::to_string(s.port); }
 
-// A connected (and authenticated) client, or nullptr with *error set.
-std::unique_ptr<BlockingClient> connectTo(const SentinelAddress& s, const std::string& password,
-                                          std::shared_ptr<const tls::TlsContext> tls,
-                                          std::string* error) {
+// A connected (and authenticated) client into *out.
+Status connectTo(const SentinelAddress& s, const std::string& password,
+                 std::shared_ptr<const tls::TlsContext> tls, std::unique_ptr<BlockingClient>* out) {
   auto c = std::make_unique<BlockingClient>(
       BlockingClient::Options{kConnectTimeout, kIoTimeout, std::move(tls)});
   if (!c->connect(s.host, s.port)) {
-    *error = label(s) + ": " + c->error();
-    return nullptr;
+    return Status::failure(label(s) + ": " + c->error());
   }
   if (!password.empty()) {
     Reply r = c->command({"AUTH", password});
     if (!r || r->type == REDIS_REPLY_ERROR) {
-      *error = label(s) + ": AUTH failed: " + (r ? std::string(r->str, r->len) : c->error());
-      return nullptr;
+      return Status::failure(label(s) +
+                             ": AUTH failed: " + (r ? std::string(r->str, r->len) : c->error()));
     }
   }
-  return c;
+  *out = std::move(c);
+  return Status();
 }
 
 }  // namespace
 
-bool querySentinelPrimary(const std::vector<SentinelAddress>& sentinels,
-                          const std::string& password, const std::string& master,
-                          const std::shared_ptr<const tls::TlsContext>& tls, std::string* host,
-                          uint16_t* port, std::string* error) {
+Status querySentinelPrimary(const std::vector<SentinelAddress>& sentinels,
+                            const std::string& password, const std::string& master,
+                            const std::shared_ptr<const tls::TlsContext>& tls, std::string* host,
+                            uint16_t* port) {
   std::string errors;
   for (const auto& s : sentinels) {
-    std::string why;
-    std::unique_ptr<BlockingClient> c = connectTo(s, password, tls, &why);
-    if (c) {
+    std::unique_ptr<BlockingClient> c;
+    const Status connected = connectTo(s, password, tls, &c);
+    std::string why = connected.message();
+    if (connected.ok()) {
       Reply r = c->command({"SENTINEL", "get-master-addr-by-name", master});
       if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
           r->element[0]->type == REDIS_REPLY_STRING && r->element[1]->type == REDIS_REPLY_STRING) {
         *host = r->element[0]->str;
         *port = parsePort(r->element[1]->str);
         if (*port != 0) {
-          return true;
+          return Status();
         }
       }
       why = label(s) + (!r                             ? ": " + c->error()
@@ -74,8 +74,7 @@ bool querySentinelPrimary(const std::vector<SentinelAddress>& sentinels,
     }
     errors += errors.empty() ? why : "; " + why;
   }
-  *error = "no sentinel gave the primary of '" + master + "' (" + errors + ")";
-  return false;
+  return Status::failure("no sentinel gave the primary of '" + master + "' (" + errors + ")");
 }
 
 SentinelWatcher::SentinelWatcher(std::vector<SentinelAddress> sentinels, std::string password,
@@ -114,10 +113,9 @@ void SentinelWatcher::run() {
   while (!stop_) {
     const SentinelAddress& s = sentinels_[next++ % sentinels_.size()];
     const std::shared_ptr<const tls::TlsContext> tls = tls_ ? tls_() : nullptr;
-    std::string error;
-    std::unique_ptr<BlockingClient> c = connectTo(s, password_, tls, &error);
-    if (!c) {
-      spdlog::warn("sentinel {}", error);
+    std::unique_ptr<BlockingClient> c;
+    if (Status connected = connectTo(s, password_, tls, &c); !connected.ok()) {
+      spdlog::warn("sentinel {}", connected.message());
       std::this_thread::sleep_for(kPoll);
       continue;
     }
@@ -129,9 +127,9 @@ void SentinelWatcher::run() {
     spdlog::info("sentinel {}: following +switch-master", label(s));
     // Catch up with switches missed while no sentinel was followed.
     for (const auto& master : masters_) {
-      std::string host, why;
+      std::string host;
       uint16_t port = 0;
-      if (querySentinelPrimary({s}, password_, master, tls, &host, &port, &why)) {
+      if (querySentinelPrimary({s}, password_, master, tls, &host, &port).ok()) {
         on_switch_(master, host, port);
       }
     }

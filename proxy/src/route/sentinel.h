@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/status.h"
 #include "tls/tls_context.h"
 
 namespace sp::route {
@@ -21,12 +22,12 @@ struct SentinelAddress {
 };
 
 // Asks the sentinels in turn for `master`'s primary (SENTINEL get-master-addr-by-name); the first
-// that knows it answers. `tls`: the client context for the sentinels (nullptr: plain). False with
-// *error naming every sentinel's failure.
-bool querySentinelPrimary(const std::vector<SentinelAddress>& sentinels,
-                          const std::string& password, const std::string& master,
-                          const std::shared_ptr<const tls::TlsContext>& tls, std::string* host,
-                          uint16_t* port, std::string* error);
+// that knows it answers. `tls`: the client context for the sentinels (nullptr: plain). The failure
+// names every sentinel's.
+Status querySentinelPrimary(const std::vector<SentinelAddress>& sentinels,
+                            const std::string& password, const std::string& master,
+                            const std::shared_ptr<const tls::TlsContext>& tls, std::string* host,
+                            uint16_t* port);
 
 // Subscribes to +switch-master on one sentinel at a time (moving to the next when one fails) and
 // calls on_switch(master, host, port) for the masters it watches. After every (re)subscription it

@@ -297,15 +297,16 @@ void ConfigCommands::get(ClientSession& session, const resp::CommandInfo& cmd,
 
 ConfigCommands::Target ConfigCommands::setTarget(const net::Worker& worker,
                                                  std::string_view parameter, std::string_view value,
-                                                 std::string* error) {
+                                                 resp::err::ErrorReply* refusal) {
   if (const ProxySetting* setting = findProxySetting(parameter)) {
     int64_t v = 0;
     if (!parseInt64(value, &v)) {
-      *error = resp::err::configSetFailed(parameter, "argument couldn't be parsed into an integer");
+      *refusal =
+          resp::err::configSetFailed(parameter, "argument couldn't be parsed into an integer");
       return Target::kRefused;
     }
     if (v < setting->min || v > setting->max) {
-      *error = resp::err::configSetFailed(
+      *refusal = resp::err::configSetFailed(
           parameter, "argument must be between " + std::to_string(setting->min) + " and " +
                          std::to_string(setting->max) + " inclusive");
       return Target::kRefused;
@@ -317,7 +318,7 @@ ConfigCommands::Target ConfigCommands::setTarget(const net::Worker& worker,
     if (prefix ? parameter.size() >= r.name.size() &&
                      equalsIgnoreCase(parameter.substr(0, r.name.size()), r.name)
                : equalsIgnoreCase(parameter, r.name)) {
-      *error =
+      *refusal =
           resp::err::configSetFailed(parameter, "refused by shardproxy: " + std::string(r.reason));
       return Target::kRefused;
     }
@@ -327,16 +328,16 @@ ConfigCommands::Target ConfigCommands::setTarget(const net::Worker& worker,
   uint64_t bytes = 0;
   if (equalsIgnoreCase(parameter, "maxmemory") && parseMemory(value, &bytes) && bytes > 0 &&
       bytes < kMinMaxMemory) {
-    *error = resp::err::configSetFailed(parameter,
-                                        "refused by shardproxy: below 1mb, less than an empty "
-                                        "redis-server uses: every write would fail with OOM");
+    *refusal = resp::err::configSetFailed(parameter,
+                                          "refused by shardproxy: below 1mb, less than an empty "
+                                          "redis-server uses: every write would fail with OOM");
     return Target::kRefused;
   }
   if (equalsIgnoreCase(parameter, "maxmemory") && bytes > 0) {
     for (const net::ShardKeyspace& shard : worker.context().keyspace.snapshot()) {
       uint64_t used = 0;
       if (shard.ok && shard.number("used_memory", &used) && bytes < used) {
-        *error = resp::err::configSetFailed(
+        *refusal = resp::err::configSetFailed(
             parameter, "refused by shardproxy: " + std::to_string(bytes) +
                            " bytes is less than what shard " + shard.shard + " uses now (" +
                            std::to_string(used) +
@@ -350,7 +351,7 @@ ConfigCommands::Target ConfigCommands::setTarget(const net::Worker& worker,
 
 bool ConfigCommands::applyToProxy(
     net::Worker& worker, std::span<const std::pair<std::string_view, std::string_view>> settings,
-    std::string* error) {
+    resp::err::ErrorReply* refusal) {
   if (settings.empty()) {
     return true;
   }
@@ -383,7 +384,7 @@ bool ConfigCommands::applyToProxy(
           fresh->limits.max_clients,
           net::reservedDescriptors(*fresh, *p.topology, context.workers.size()));
       if (budget.reduced()) {
-        *error = resp::err::configSetFailed(
+        *refusal = resp::err::configSetFailed(
             "maxclients",
             "The operating system is not able to handle the specified number "
             "of clients, try with " +

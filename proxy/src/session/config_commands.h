@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "resp/command_table.h"
+#include "resp/errors.h"
 
 namespace sp::net {
 class Worker;
@@ -38,19 +39,18 @@ class ConfigCommands {
                   std::span<const std::string_view> args, std::string* reply);
 
   // Where CONFIG SET `parameter` `value` goes: applied to the proxy (a valid value of one of its
-  // own settable parameters), sent to the shards, or refused (*error: the reply, in
+  // own settable parameters), sent to the shards, or refused (*refusal: the reply, in
   // redis-server's "CONFIG SET failed (possibly related to argument ...)" form).
   enum class Target : uint8_t { kShards, kProxy, kRefused };
   static Target setTarget(const net::Worker& worker, std::string_view parameter,
-                          std::string_view value, std::string* error);
+                          std::string_view value, resp::err::ErrorReply* refusal);
 
   // Applies (parameter, value) pairs that setTarget sent to the proxy: a new configuration
   // published to every worker as a reload does, in force until the next reload. False with
-  // *error (an error reply) and nothing applied when maxclients exceeds what the open-files
-  // limit allows.
+  // *refusal, and nothing applied, when maxclients exceeds what the open-files limit allows.
   static bool applyToProxy(net::Worker& worker,
                            std::span<const std::pair<std::string_view, std::string_view>> settings,
-                           std::string* error);
+                           resp::err::ErrorReply* refusal);
 };
 
 }  // namespace sp::session

@@ -114,10 +114,10 @@ Verdict FanoutLane::onConfigSet(std::span<const std::string_view> args,
         return Verdict::kHandled;
       }
     }
-    std::string error;
-    switch (ConfigCommands::setTarget(state_.worker(), args[i], args[i + 1], &error)) {
+    resp::err::ErrorReply refusal;
+    switch (ConfigCommands::setTarget(state_.worker(), args[i], args[i + 1], &refusal)) {
       case ConfigCommands::Target::kRefused:
-        state_.refuse(error);
+        state_.refuse(refusal);
         return Verdict::kHandled;
       case ConfigCommands::Target::kProxy:
         proxy.emplace_back(args[i], args[i + 1]);
@@ -128,8 +128,9 @@ Verdict FanoutLane::onConfigSet(std::span<const std::string_view> args,
         break;
     }
   }
-  if (std::string error; !ConfigCommands::applyToProxy(state_.worker(), proxy, &error)) {
-    state_.refuse(error);
+  if (resp::err::ErrorReply refusal;
+      !ConfigCommands::applyToProxy(state_.worker(), proxy, &refusal)) {
+    state_.refuse(refusal);
     return Verdict::kHandled;
   }
   if (shard_args.size() == 2) {

@@ -15,57 +15,55 @@ namespace sp::tls {
 
 namespace {
 
-bool fail(std::string* error, const std::string& what) {
+// `what` failed, with OpenSSL's reason when it queued one.
+Status fail(const std::string& what) {
   std::string detail = lastError();
-  *error = detail.empty() ? what : what + ": " + detail;
-  return false;
+  return Status::failure(detail.empty() ? what : what + ": " + detail);
 }
 
 // Settings both sides share: protocol range and cipher lists.
-bool applyCommon(SSL_CTX* ctx, const std::string& protocols, const std::string& ciphers,
-                 const std::string& ciphersuites, std::string* error) {
+Status applyCommon(SSL_CTX* ctx, const std::string& protocols, const std::string& ciphers,
+                   const std::string& ciphersuites) {
   int min_version = TLS1_2_VERSION;
   int max_version = 0;  // the highest OpenSSL knows
   if (!protocols.empty() && !parseProtocols(protocols, &min_version, &max_version)) {
-    *error = "protocols '" + protocols + "': expected names among TLSv1.2 TLSv1.3";
-    return false;
+    return Status::failure("protocols '" + protocols + "': expected names among TLSv1.2 TLSv1.3");
   }
   if (SSL_CTX_set_min_proto_version(ctx, min_version) != 1 ||
       SSL_CTX_set_max_proto_version(ctx, max_version) != 1) {
-    return fail(error, "protocols '" + protocols + "'");
+    return fail("protocols '" + protocols + "'");
   }
   if (!ciphers.empty() && SSL_CTX_set_cipher_list(ctx, ciphers.c_str()) != 1) {
-    return fail(error, "ciphers '" + ciphers + "'");
+    return fail("ciphers '" + ciphers + "'");
   }
   if (!ciphersuites.empty() && SSL_CTX_set_ciphersuites(ctx, ciphersuites.c_str()) != 1) {
-    return fail(error, "ciphersuites '" + ciphersuites + "'");
+    return fail("ciphersuites '" + ciphersuites + "'");
   }
   // Buffers move between calls (the owner's output buffer may grow), and partial writes are
   // reported as such.
   SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_ENABLE_PARTIAL_WRITE |
                             SSL_MODE_RELEASE_BUFFERS);
-  return true;
+  return Status();
 }
 
-bool loadKeyPair(SSL_CTX* ctx, const std::string& cert_file, const std::string& key_file,
-                 std::string* error) {
+Status loadKeyPair(SSL_CTX* ctx, const std::string& cert_file, const std::string& key_file) {
   if (SSL_CTX_use_certificate_chain_file(ctx, cert_file.c_str()) != 1) {
-    return fail(error, "cannot load certificate " + cert_file);
+    return fail("cannot load certificate " + cert_file);
   }
   if (SSL_CTX_use_PrivateKey_file(ctx, key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
     // OpenSSL 3 compares the key with the certificate as it loads it.
     const unsigned long e = ERR_peek_last_error();
     if (ERR_GET_LIB(e) == ERR_LIB_X509 && ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH) {
       ERR_clear_error();
-      *error = "private key " + key_file + " does not match certificate " + cert_file;
-      return false;
+      return Status::failure("private key " + key_file + " does not match certificate " +
+                             cert_file);
     }
-    return fail(error, "cannot load private key " + key_file);
+    return fail("cannot load private key " + key_file);
   }
   if (SSL_CTX_check_private_key(ctx) != 1) {
-    return fail(error, "private key " + key_file + " does not match certificate " + cert_file);
+    return fail("private key " + key_file + " does not match certificate " + cert_file);
   }
-  return true;
+  return Status();
 }
 
 // The certificates a context holds (its own chain and its CA store) are shared by every worker's
@@ -144,22 +142,22 @@ std::string lastError() {
   return text;
 }
 
-std::shared_ptr<const TlsContext> TlsContext::makeServer(const ServerSettings& s,
-                                                         std::string* error) {
+Status TlsContext::makeServer(const ServerSettings& s, std::shared_ptr<const TlsContext>* out) {
   ERR_clear_error();
   CtxOwner owner{SSL_CTX_new(TLS_server_method())};
   if (owner.ctx == nullptr) {
-    fail(error, "cannot create a TLS context");
-    return nullptr;
+    return fail("cannot create a TLS context");
   }
-  if (!applyCommon(owner.ctx, s.protocols, s.ciphers, s.ciphersuites, error) ||
-      !loadKeyPair(owner.ctx, s.cert_file, s.key_file, error)) {
-    return nullptr;
+  if (Status common = applyCommon(owner.ctx, s.protocols, s.ciphers, s.ciphersuites);
+      !common.ok()) {
+    return common;
+  }
+  if (Status pair = loadKeyPair(owner.ctx, s.cert_file, s.key_file); !pair.ok()) {
+    return pair;
   }
   if (!s.ca_cert_file.empty()) {
     if (SSL_CTX_load_verify_locations(owner.ctx, s.ca_cert_file.c_str(), nullptr) != 1) {
-      fail(error, "cannot load CA certificates " + s.ca_cert_file);
-      return nullptr;
+      return fail("cannot load CA certificates " + s.ca_cert_file);
     }
     // Clients are told which CAs are accepted, as redis-server does.
     if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(s.ca_cert_file.c_str())) {
@@ -168,8 +166,7 @@ std::shared_ptr<const TlsContext> TlsContext::makeServer(const ServerSettings& s
   }
   if (s.auth_clients != AuthClients::kNo) {
     if (s.ca_cert_file.empty()) {
-      *error = "auth_clients needs ca_cert_file to verify client certificates";
-      return nullptr;
+      return Status::failure("auth_clients needs ca_cert_file to verify client certificates");
     }
     int mode = SSL_VERIFY_PEER;
     if (s.auth_clients == AuthClients::kYes) {
@@ -182,40 +179,39 @@ std::shared_ptr<const TlsContext> TlsContext::makeServer(const ServerSettings& s
   SSL_CTX_set_session_cache_mode(owner.ctx, SSL_SESS_CACHE_OFF);
   computeCertificateCaches(owner.ctx);
   const bool verify = s.auth_clients != AuthClients::kNo;
-  return std::shared_ptr<const TlsContext>(new TlsContext(owner.release(), true, verify, ""));
+  out->reset(new TlsContext(owner.release(), true, verify, ""));
+  return Status();
 }
 
-std::shared_ptr<const TlsContext> TlsContext::makeClient(const ClientSettings& s,
-                                                         std::string* error) {
+Status TlsContext::makeClient(const ClientSettings& s, std::shared_ptr<const TlsContext>* out) {
   ERR_clear_error();
   CtxOwner owner{SSL_CTX_new(TLS_client_method())};
   if (owner.ctx == nullptr) {
-    fail(error, "cannot create a TLS context");
-    return nullptr;
+    return fail("cannot create a TLS context");
   }
-  if (!applyCommon(owner.ctx, s.protocols, s.ciphers, s.ciphersuites, error)) {
-    return nullptr;
+  if (Status common = applyCommon(owner.ctx, s.protocols, s.ciphers, s.ciphersuites);
+      !common.ok()) {
+    return common;
   }
   if (s.cert_file.empty() != s.key_file.empty()) {
-    *error = "a client certificate needs both cert_file and key_file";
-    return nullptr;
+    return Status::failure("a client certificate needs both cert_file and key_file");
   }
-  if (!s.cert_file.empty() && !loadKeyPair(owner.ctx, s.cert_file, s.key_file, error)) {
-    return nullptr;
+  if (!s.cert_file.empty()) {
+    if (Status pair = loadKeyPair(owner.ctx, s.cert_file, s.key_file); !pair.ok()) {
+      return pair;
+    }
   }
   if (!s.ca_cert_file.empty()) {
     if (SSL_CTX_load_verify_locations(owner.ctx, s.ca_cert_file.c_str(), nullptr) != 1) {
-      fail(error, "cannot load CA certificates " + s.ca_cert_file);
-      return nullptr;
+      return fail("cannot load CA certificates " + s.ca_cert_file);
     }
   } else if (SSL_CTX_set_default_verify_paths(owner.ctx) != 1) {
-    fail(error, "cannot load the system's CA certificates");
-    return nullptr;
+    return fail("cannot load the system's CA certificates");
   }
   SSL_CTX_set_verify(owner.ctx, s.verify ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, nullptr);
   computeCertificateCaches(owner.ctx);
-  return std::shared_ptr<const TlsContext>(
-      new TlsContext(owner.release(), false, s.verify, s.server_name));
+  out->reset(new TlsContext(owner.release(), false, s.verify, s.server_name));
+  return Status();
 }
 
 TlsContext::~TlsContext() { SSL_CTX_free(ctx_); }

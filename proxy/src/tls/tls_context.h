@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 
+#include "core/status.h"
+
 using SSL_CTX = struct ssl_ctx_st;
 
 namespace sp::tls {
@@ -37,11 +39,9 @@ struct ClientSettings {
 
 class TlsContext {
  public:
-  // Nullptr with *error naming the file or setting at fault.
-  static std::shared_ptr<const TlsContext> makeServer(const ServerSettings& settings,
-                                                      std::string* error);
-  static std::shared_ptr<const TlsContext> makeClient(const ClientSettings& settings,
-                                                      std::string* error);
+  // The context into *out; a failure names the file or setting at fault and leaves *out alone.
+  static Status makeServer(const ServerSettings& settings, std::shared_ptr<const TlsContext>* out);
+  static Status makeClient(const ClientSettings& settings, std::shared_ptr<const TlsContext>* out);
   ~TlsContext();
   TlsContext(const TlsContext&) = delete;
   TlsContext& operator=(const TlsContext&) = delete;

@@ -92,7 +92,9 @@ class SocketLoop {
   // Connects and runs the loop until the callback has the outcome; false when it could not start.
   bool connect(const route::ShardAddress& address, std::string* error) {
     req_.data = this;
-    if (!connectStreamSocket(address, &socket, &req_, &SocketLoop::onConnect, error)) {
+    if (Status started = connectStreamSocket(address, &socket, &req_, &SocketLoop::onConnect);
+        !started.ok()) {
+      *error = started.message();
       return false;
     }
     uv_run(&loop_, UV_RUN_DEFAULT);

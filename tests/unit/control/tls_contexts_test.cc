@@ -18,8 +18,9 @@ constexpr const char* kMissing = "/nonexistent/shardproxy-test/missing.pem";
 
 TEST(TlsContextsTest, APlainConfigBuildsNoContext) {
   TlsContexts built;
-  std::string error;
-  ASSERT_TRUE(buildTlsContexts(config::Config{}, &built, &error)) << error;
+  const Status status = buildTlsContexts(config::Config{}, &built);
+  const std::string& error = status.message();
+  ASSERT_TRUE(status.ok()) << error;
   EXPECT_EQ(built.server, nullptr);
   EXPECT_EQ(built.backend, nullptr);
 }
@@ -29,8 +30,9 @@ TEST(TlsContextsTest, BackendTlsBuildsAVerifyingClientContextOnly) {
   config.backend_tls = true;  // the system's CA store
   config.backend_tls_client.server_name = "redis.internal";
   TlsContexts built;
-  std::string error;
-  ASSERT_TRUE(buildTlsContexts(config, &built, &error)) << error;
+  const Status status = buildTlsContexts(config, &built);
+  const std::string& error = status.message();
+  ASSERT_TRUE(status.ok()) << error;
   EXPECT_EQ(built.server, nullptr);
   ASSERT_NE(built.backend, nullptr);
   EXPECT_FALSE(built.backend->isServer());
@@ -43,8 +45,9 @@ TEST(TlsContextsTest, ListenerSettingsAreNotReadWithoutTlsListen) {
   config.tls_server.cert_file = kMissing;
   config.tls_server.key_file = kMissing;
   TlsContexts built;
-  std::string error;
-  EXPECT_TRUE(buildTlsContexts(config, &built, &error)) << error;
+  const Status status = buildTlsContexts(config, &built);
+  const std::string& error = status.message();
+  EXPECT_TRUE(status.ok()) << error;
   EXPECT_EQ(built.server, nullptr);
 }
 
@@ -54,8 +57,9 @@ TEST(TlsContextsTest, AnUnreadableListenerCertificateIsAnErrorUnderTls) {
   config.tls_server.cert_file = kMissing;
   config.tls_server.key_file = kMissing;
   TlsContexts built;
-  std::string error;
-  EXPECT_FALSE(buildTlsContexts(config, &built, &error));
+  const Status status = buildTlsContexts(config, &built);
+  const std::string& error = status.message();
+  EXPECT_FALSE(status.ok());
   EXPECT_TRUE(error.starts_with("tls: ")) << error;
   EXPECT_NE(error.find(kMissing), std::string::npos) << error;
 }
@@ -65,8 +69,9 @@ TEST(TlsContextsTest, AnUnreadableBackendCaIsAnErrorUnderBackendTls) {
   config.backend_tls = true;
   config.backend_tls_client.ca_cert_file = kMissing;
   TlsContexts built;
-  std::string error;
-  EXPECT_FALSE(buildTlsContexts(config, &built, &error));
+  const Status status = buildTlsContexts(config, &built);
+  const std::string& error = status.message();
+  EXPECT_FALSE(status.ok());
   EXPECT_TRUE(error.starts_with("backend.tls: ")) << error;
   EXPECT_NE(error.find(kMissing), std::string::npos) << error;
 }
@@ -75,14 +80,15 @@ TEST(TlsContextsTest, AFailureLeavesTheCallersContextsAsTheyWere) {
   config::Config good;
   good.backend_tls = true;
   TlsContexts running;
-  std::string error;
-  ASSERT_TRUE(buildTlsContexts(good, &running, &error)) << error;
+  const Status first = buildTlsContexts(good, &running);
+  ASSERT_TRUE(first.ok()) << first.message();
   const auto backend = running.backend;
 
   config::Config bad = good;
   bad.backend_tls_client.protocols = "TLSv9";
-  EXPECT_FALSE(buildTlsContexts(bad, &running, &error));
-  EXPECT_TRUE(error.starts_with("backend.tls: ")) << error;
+  const Status second = buildTlsContexts(bad, &running);
+  EXPECT_FALSE(second.ok());
+  EXPECT_TRUE(second.message().starts_with("backend.tls: ")) << second.message();
   EXPECT_EQ(running.backend, backend);
 }
 

@@ -57,8 +57,9 @@ TEST(ResolveTopologyTest, StaticShardsAreTheTopologyInTheirOrder) {
   config::Config config;
   config.shards = {shard("a", 1), shard("b", 2)};
   route::TopologyPtr topology;
-  std::string error;
-  ASSERT_TRUE(resolveTopology(&config, &topology, &error)) << error;
+  const Status resolved = resolveTopology(&config, &topology);
+  const std::string& error = resolved.message();
+  ASSERT_TRUE(resolved.ok()) << error;
   ASSERT_EQ(topology->shardCount(), 2u);
   EXPECT_EQ(topology->shards()[0].name, "a");
   EXPECT_EQ(topology->shards()[1].port, 2);
@@ -73,8 +74,9 @@ TEST(ResolveTopologyTest, SentinelWritesEachShardsPrimaryIntoTheConfig) {
   config.sentinel.addresses = {{"127.0.0.1", fake.port()}};
   config.sentinel.master_name_prefix = "pfx-";
   route::TopologyPtr topology;
-  std::string error;
-  ASSERT_TRUE(resolveTopology(&config, &topology, &error)) << error;
+  const Status resolved = resolveTopology(&config, &topology);
+  const std::string& error = resolved.message();
+  ASSERT_TRUE(resolved.ok()) << error;
   EXPECT_EQ(config.shards[0].port, 7101);
   EXPECT_EQ(config.shards[1].port, 2);
   EXPECT_EQ(topology->shards()[0].port, 7101);
@@ -90,8 +92,9 @@ TEST(ResolveTopologyTest, AMasterNoSentinelKnowsFailsWithItsName) {
   config.sentinel.addresses = {{"127.0.0.1", fake.port()}};
   config.sentinel.master_name_prefix = "pfx-";
   route::TopologyPtr topology;
-  std::string error;
-  EXPECT_FALSE(resolveTopology(&config, &topology, &error));
+  const Status resolved = resolveTopology(&config, &topology);
+  const std::string& error = resolved.message();
+  EXPECT_FALSE(resolved.ok());
   EXPECT_EQ(error, "no sentinel gave the primary of 'pfx-c' (127.0.0.1:" +
                        std::to_string(fake.port()) + ": does not know master 'pfx-c')");
   EXPECT_EQ(topology, nullptr);
@@ -108,8 +111,9 @@ TEST(ResolveTopologyTest, WithNoSentinelAnsweringTheErrorNamesEveryOne) {
   config.shards = {shard("a", 0)};
   config.sentinel.addresses = {{"127.0.0.1", p1}, {"127.0.0.1", p2}};
   route::TopologyPtr topology;
-  std::string error;
-  EXPECT_FALSE(resolveTopology(&config, &topology, &error));
+  const Status resolved = resolveTopology(&config, &topology);
+  const std::string& error = resolved.message();
+  EXPECT_FALSE(resolved.ok());
   ::close(s1);
   ::close(s2);
   const std::string first = "no sentinel gave the primary of 'a' (127.0.0.1:" + std::to_string(p1);
@@ -133,8 +137,9 @@ TEST(ResolveTopologyTest, ClusterModeTakesTheMastersOfClusterSlots) {
   config.cluster_seeds = {{"127.0.0.1", seed.port()}};
   config.backend_password = "secret";
   route::TopologyPtr topology;
-  std::string error;
-  ASSERT_TRUE(resolveTopology(&config, &topology, &error)) << error;
+  const Status resolved = resolveTopology(&config, &topology);
+  const std::string& error = resolved.message();
+  ASSERT_TRUE(resolved.ok()) << error;
   ASSERT_EQ(topology->shardCount(), 2u);
   EXPECT_EQ(topology->shards()[0].name, "127.0.0.1:7001");
   EXPECT_EQ(topology->shards()[1].name, "127.0.0.1:7002");
@@ -154,8 +159,9 @@ TEST(ResolveTopologyTest, ClusterModeWithNoSeedAnsweringFailsNamingTheSeed) {
   config.cluster_mode = true;
   config.cluster_seeds = {{"127.0.0.1", port}};
   route::TopologyPtr topology;
-  std::string error;
-  EXPECT_FALSE(resolveTopology(&config, &topology, &error));
+  const Status resolved = resolveTopology(&config, &topology);
+  const std::string& error = resolved.message();
+  EXPECT_FALSE(resolved.ok());
   ::close(refusing);
   EXPECT_TRUE(
       error.starts_with("no seed answered CLUSTER SLOTS (127.0.0.1:" + std::to_string(port) + ": "))

@@ -39,8 +39,8 @@ class LogSinkTest : public ::testing::Test {
     dir_ = dir;
     path_ = dir_ + "/proxy.log";
     sink_ = std::make_shared<LogSink>(path_, 5, [this] { return now_ms_; });
-    std::string error;
-    ASSERT_TRUE(sink_->open(&error)) << error;
+    const Status opened = sink_->open();
+    ASSERT_TRUE(opened.ok()) << opened.message();
     logger_ = std::make_shared<spdlog::logger>("", sink_);
     logger_->set_level(spdlog::level::info);
   }
@@ -89,8 +89,8 @@ TEST_F(LogSinkTest, ReopenWritesToTheFileNowAtThePath) {
   logger_->info("before rotation");
   ASSERT_EQ(std::rename(path_.c_str(), (path_ + ".1").c_str()), 0);
   logger_->info("after the move, before reopen");
-  std::string error;
-  ASSERT_TRUE(sink_->reopen(&error)) << error;
+  const Status reopened = sink_->reopen();
+  ASSERT_TRUE(reopened.ok()) << reopened.message();
   logger_->info("after reopen");
   logger_->flush();
   const std::string old_file = slurp(path_ + ".1");
@@ -103,10 +103,11 @@ TEST_F(LogSinkTest, ReopenWritesToTheFileNowAtThePath) {
 
 TEST_F(LogSinkTest, AFileThatCannotBeOpenedIsAnErrorThatNamesIt) {
   LogSink sink(dir_ + "/missing-dir/proxy.log", 5, [] { return uint64_t{0}; });
-  std::string error;
-  EXPECT_FALSE(sink.open(&error));
-  EXPECT_NE(error.find("missing-dir/proxy.log: No such file or directory"), std::string::npos)
-      << error;
+  const Status opened = sink.open();
+  EXPECT_FALSE(opened.ok());
+  EXPECT_NE(opened.message().find("missing-dir/proxy.log: No such file or directory"),
+            std::string::npos)
+      << opened.message();
 }
 
 }  // namespace

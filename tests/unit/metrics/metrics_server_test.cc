@@ -55,8 +55,8 @@ std::string httpGet(uint16_t port, const std::string& path) {
 TEST(MetricsServerTest, ServesTheCollectableOnMetrics) {
   auto collectable = std::make_shared<OneGauge>();
   MetricsServer server;
-  std::string error;
-  ASSERT_TRUE(server.start("127.0.0.1:0", collectable, &error)) << error;
+  const Status started = server.start("127.0.0.1:0", collectable);
+  ASSERT_TRUE(started.ok()) << started.message();
   ASSERT_NE(server.port(), 0);
   const std::string response = httpGet(server.port(), "/metrics");
   EXPECT_NE(response.find("200 OK"), std::string::npos) << response;
@@ -74,8 +74,8 @@ TEST(MetricsServerTest, ServesPagesWithTheirStatus) {
     ++calls;
     return Page{503, "not ready: shard down\n"};
   });
-  std::string error;
-  ASSERT_TRUE(server.start("127.0.0.1:0", std::make_shared<OneGauge>(), &error)) << error;
+  const Status started = server.start("127.0.0.1:0", std::make_shared<OneGauge>());
+  ASSERT_TRUE(started.ok()) << started.message();
   const std::string healthy = httpGet(server.port(), "/healthz");
   EXPECT_EQ(healthy.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << healthy;
   EXPECT_NE(healthy.find("\r\n\r\nok: fine\n"), std::string::npos) << healthy;
@@ -95,14 +95,16 @@ TEST(MetricsServerTest, ServesPagesWithTheirStatus) {
 TEST(MetricsServerTest, AnAddressInUseIsAnError) {
   auto collectable = std::make_shared<OneGauge>();
   MetricsServer first;
-  std::string error;
-  ASSERT_TRUE(first.start("127.0.0.1:0", collectable, &error)) << error;
+  const Status started = first.start("127.0.0.1:0", collectable);
+  ASSERT_TRUE(started.ok()) << started.message();
   MetricsServer second;
-  EXPECT_FALSE(second.start("127.0.0.1:" + std::to_string(first.port()), collectable, &error));
-  EXPECT_NE(error.find("metrics.listen 127.0.0.1:" + std::to_string(first.port())),
+  const Status taken = second.start("127.0.0.1:" + std::to_string(first.port()), collectable);
+  EXPECT_FALSE(taken.ok());
+  EXPECT_NE(taken.message().find("metrics.listen 127.0.0.1:" + std::to_string(first.port())),
             std::string::npos)
-      << error;
-  EXPECT_NE(error.find("--metrics-listen"), std::string::npos) << error;  // how to choose another
+      << taken.message();
+  EXPECT_NE(taken.message().find("--metrics-listen"), std::string::npos)
+      << taken.message();  // how to choose another
   EXPECT_EQ(second.port(), 0);
 }
 

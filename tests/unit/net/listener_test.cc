@@ -50,6 +50,20 @@ class ListenerTest : public ::testing::Test {
     ::rmdir(dir_.c_str());
   }
   std::string path() const { return dir_ + "/proxy.sock"; }
+  // bindListenSocket and bindUnixListenSocket as a test reads them: the fd, or -1 with the
+  // message in *error ("" when bound).
+  static int tcp(const std::string& host, uint16_t port, uint16_t* bound, std::string* error) {
+    int fd = -1;
+    const Status status = bindListenSocket(host, port, bound, &fd);
+    *error = status.message();
+    return status.ok() ? fd : -1;
+  }
+  static int unixSocket(const std::string& path, uint32_t mode, std::string* error) {
+    int fd = -1;
+    const Status status = bindUnixListenSocket(path, mode, &fd);
+    *error = status.message();
+    return status.ok() ? fd : -1;
+  }
   int keep(int fd) {
     if (fd >= 0) {
       fds_.push_back(fd);
@@ -64,7 +78,7 @@ class ListenerTest : public ::testing::Test {
 TEST_F(ListenerTest, PortZeroBindsAFreeLoopbackPortNonBlocking) {
   uint16_t port = 0;
   std::string error;
-  const int fd = keep(bindListenSocket("127.0.0.1", 0, &port, &error));
+  const int fd = keep(tcp("127.0.0.1", 0, &port, &error));
   ASSERT_GE(fd, 0) << error;
   EXPECT_NE(port, 0);
   EXPECT_NE(::fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
@@ -76,23 +90,23 @@ TEST_F(ListenerTest, WorkersShareOnePortThroughReusePort) {
   uint16_t port = 0;
   uint16_t again = 0;
   std::string error;
-  ASSERT_GE(keep(bindListenSocket("127.0.0.1", 0, &port, &error)), 0) << error;
+  ASSERT_GE(keep(tcp("127.0.0.1", 0, &port, &error)), 0) << error;
   ASSERT_EQ(::listen(fds_.back(), 4), 0);
-  EXPECT_GE(keep(bindListenSocket("127.0.0.1", port, &again, &error)), 0) << error;
+  EXPECT_GE(keep(tcp("127.0.0.1", port, &again, &error)), 0) << error;
   EXPECT_EQ(again, port);
 }
 
 TEST_F(ListenerTest, AHostNameIsNotAnAddress) {
   uint16_t port = 0;
   std::string error;
-  EXPECT_EQ(bindListenSocket("localhost", 6379, &port, &error), -1);
+  EXPECT_EQ(tcp("localhost", 6379, &port, &error), -1);
   EXPECT_EQ(error, "listen address 'localhost' is not an IPv4 or IPv6 literal");
 }
 
 TEST_F(ListenerTest, ABracketedIpv6LiteralIsAccepted) {
   uint16_t port = 0;
   std::string error;
-  const int fd = keep(bindListenSocket("[::1]", 0, &port, &error));
+  const int fd = keep(tcp("[::1]", 0, &port, &error));
   if (fd < 0 && error.starts_with("socket: ")) {
     GTEST_SKIP() << "no IPv6 here: " << error;
   }
@@ -108,7 +122,7 @@ TEST_F(ListenerTest, APortHeldByAnotherProgramIsAnError) {
   ASSERT_GE(keep(foreignListener(&held)), 0);
   uint16_t port = 0;
   std::string error;
-  EXPECT_EQ(bindListenSocket("127.0.0.1", held, &port, &error), -1);
+  EXPECT_EQ(tcp("127.0.0.1", held, &port, &error), -1);
   EXPECT_EQ(error, "bind 127.0.0.1:" + std::to_string(held) + ": Address already in use");
 }
 
@@ -118,7 +132,7 @@ TEST_F(ListenerTest, PortTakenSeesAListenerOfAnyKind) {
   EXPECT_TRUE(portTaken("127.0.0.1", foreign));
   uint16_t ours = 0;
   std::string error;
-  ASSERT_GE(keep(bindListenSocket("127.0.0.1", 0, &ours, &error)), 0) << error;
+  ASSERT_GE(keep(tcp("127.0.0.1", 0, &ours, &error)), 0) << error;
   ASSERT_EQ(::listen(fds_.back(), 4), 0);
   EXPECT_TRUE(portTaken("127.0.0.1", ours));
 }
@@ -132,7 +146,7 @@ TEST_F(ListenerTest, PortTakenIsFalseForPortZeroAndForANonAddress) {
 
 TEST_F(ListenerTest, AUnixSocketIsBoundAtAFreshPathWithItsMode) {
   std::string error;
-  const int fd = keep(bindUnixListenSocket(path(), 0600, &error));
+  const int fd = keep(unixSocket(path(), 0600, &error));
   ASSERT_GE(fd, 0) << error;
   struct stat st {};
   ASSERT_EQ(::lstat(path().c_str(), &st), 0);
@@ -146,24 +160,24 @@ TEST_F(ListenerTest, AUnixSocketIsBoundAtAFreshPathWithItsMode) {
 
 TEST_F(ListenerTest, AStaleUnixSocketFileIsReplaced) {
   std::string error;
-  const int first = bindUnixListenSocket(path(), 0, &error);
+  const int first = unixSocket(path(), 0, &error);
   ASSERT_GE(first, 0) << error;
   ::close(first);  // the file stays, nobody answers on it
-  EXPECT_GE(keep(bindUnixListenSocket(path(), 0, &error)), 0) << error;
+  EXPECT_GE(keep(unixSocket(path(), 0, &error)), 0) << error;
 }
 
 TEST_F(ListenerTest, AUnixSocketSomeoneAnswersOnIsInUse) {
   std::string error;
-  ASSERT_GE(keep(bindUnixListenSocket(path(), 0, &error)), 0) << error;
+  ASSERT_GE(keep(unixSocket(path(), 0, &error)), 0) << error;
   ASSERT_EQ(::listen(fds_.back(), 4), 0);
-  EXPECT_EQ(bindUnixListenSocket(path(), 0, &error), -1);
+  EXPECT_EQ(unixSocket(path(), 0, &error), -1);
   EXPECT_EQ(error, "listen.unix " + path() + " is already in use (another shardproxy?)");
 }
 
 TEST_F(ListenerTest, ARegularFileInTheWayIsNotReplaced) {
   std::ofstream(path()) << "data";
   std::string error;
-  EXPECT_EQ(bindUnixListenSocket(path(), 0, &error), -1);
+  EXPECT_EQ(unixSocket(path(), 0, &error), -1);
   EXPECT_EQ(error, "listen.unix " + path() + ": the file exists and is not a socket");
   std::ifstream in(path());
   std::string kept;
@@ -173,10 +187,10 @@ TEST_F(ListenerTest, ARegularFileInTheWayIsNotReplaced) {
 
 TEST_F(ListenerTest, AnEmptyOrOverlongUnixPathIsUnusable) {
   std::string error;
-  EXPECT_EQ(bindUnixListenSocket("", 0, &error), -1);
+  EXPECT_EQ(unixSocket("", 0, &error), -1);
   EXPECT_EQ(error, "listen.unix '': not a usable Unix socket path");
   const std::string longer = "/tmp/" + std::string(200, 'p');
-  EXPECT_EQ(bindUnixListenSocket(longer, 0, &error), -1);
+  EXPECT_EQ(unixSocket(longer, 0, &error), -1);
   EXPECT_EQ(error, "listen.unix '" + longer + "': not a usable Unix socket path");
   EXPECT_FALSE(unixSocketAnswers(longer));
 }
@@ -184,7 +198,7 @@ TEST_F(ListenerTest, AnEmptyOrOverlongUnixPathIsUnusable) {
 TEST_F(ListenerTest, AMissingDirectoryIsABindError) {
   std::string error;
   const std::string missing = dir_ + "/no/such/dir.sock";
-  EXPECT_EQ(bindUnixListenSocket(missing, 0, &error), -1);
+  EXPECT_EQ(unixSocket(missing, 0, &error), -1);
   EXPECT_EQ(error, "bind " + missing + ": No such file or directory");
 }
 

@@ -55,8 +55,8 @@ namespace {
 class FakeShard {
  public:
   FakeShard() {
-    listen_fd_ = bindListenSocket("127.0.0.1", 0, &port_, &error_);
-    EXPECT_GE(listen_fd_, 0) << error_;
+    const Status bound = bindListenSocket("127.0.0.1", 0, &port_, &listen_fd_);
+    EXPECT_TRUE(bound.ok()) << bound.message();
     ::listen(listen_fd_, 16);
     thread_ = std::thread([this] { serve(); });
   }
@@ -118,7 +118,6 @@ class FakeShard {
 
   int listen_fd_ = -1;
   uint16_t port_ = 0;
-  std::string error_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
@@ -181,10 +180,10 @@ TEST(SteadyStateAllocTest, WarmedUpPipelineAllocatesNothing) {
   auto config = std::make_shared<config::Config>();
   config->shards.push_back(shard_config);
   context.publish(config, route::Topology::evenSplit({{"s0", "127.0.0.1", shard.port()}}));
-  std::string error;
   uint16_t port = 0;
-  int fd = bindListenSocket("127.0.0.1", 0, &port, &error);
-  ASSERT_GE(fd, 0) << error;
+  int fd = -1;
+  const Status bound = bindListenSocket("127.0.0.1", 0, &port, &fd);
+  ASSERT_TRUE(bound.ok()) << bound.message();
   Worker worker(0, context, std::vector<ListenSocket>{{fd}}, session::buildWorkerParts);
   context.workers.push_back(&worker);
   worker.startThread();

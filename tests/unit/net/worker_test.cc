@@ -170,10 +170,10 @@ TEST_F(WorkerTest, StartsBothSidesAndClosesTheClientsBeforeTheShards) {
 }
 
 TEST_F(WorkerTest, AnAcceptedConnectionGoesToTheClientSide) {
-  std::string error;
   uint16_t port = 0;
-  const int fd = bindListenSocket("127.0.0.1", 0, &port, &error);
-  ASSERT_GE(fd, 0) << error;
+  int fd = -1;
+  const Status bound = bindListenSocket("127.0.0.1", 0, &port, &fd);
+  ASSERT_TRUE(bound.ok()) << bound.message();
   start({ListenSocket{fd}}, {});
   worker_->startAccepting();
   const int client = ::socket(AF_INET, SOCK_STREAM, 0);

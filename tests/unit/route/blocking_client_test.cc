@@ -260,9 +260,9 @@ class BlockingClientTest : public ::testing::Test {
     tls::ClientSettings settings;
     settings.ca_cert_file = server_->path(ca);
     settings.server_name = std::move(server_name);
-    std::string error;
-    auto context = tls::TlsContext::makeClient(settings, &error);
-    EXPECT_NE(context, nullptr) << error;
+    std::shared_ptr<const tls::TlsContext> context;
+    const Status made = tls::TlsContext::makeClient(settings, &context);
+    EXPECT_TRUE(made.ok()) << made.message();
     return context;
   }
 
@@ -400,9 +400,9 @@ TEST_F(BlockingClientTest, TlsWithoutVerificationAcceptsAnyCertificate) {
   tls::ClientSettings settings;
   settings.ca_cert_file = server_->path("other.crt");
   settings.verify = false;
-  std::string error;
-  auto context = tls::TlsContext::makeClient(settings, &error);
-  ASSERT_NE(context, nullptr) << error;
+  std::shared_ptr<const tls::TlsContext> context;
+  const Status made = tls::TlsContext::makeClient(settings, &context);
+  ASSERT_TRUE(made.ok()) << made.message();
   BlockingClient c(options(context));
   ASSERT_TRUE(c.connect("127.0.0.1", server_->tlsPort())) << c.error();
   EXPECT_EQ(text(c.command({"PING"})), "PONG");

@@ -29,9 +29,9 @@ std::shared_ptr<const TlsContext> serverContext(ServerSettings s = {}) {
     s.cert_file = certs.serverCert();
     s.key_file = certs.serverKey();
   }
-  std::string error;
-  auto ctx = TlsContext::makeServer(s, &error);
-  EXPECT_NE(ctx, nullptr) << error;
+  std::shared_ptr<const TlsContext> ctx;
+  const Status made = TlsContext::makeServer(s, &ctx);
+  EXPECT_TRUE(made.ok()) << made.message();
   return ctx;
 }
 
@@ -39,9 +39,9 @@ std::shared_ptr<const TlsContext> clientContext(ClientSettings s = {}) {
   if (s.ca_cert_file.empty()) {
     s.ca_cert_file = testCerts().caCert();
   }
-  std::string error;
-  auto ctx = TlsContext::makeClient(s, &error);
-  EXPECT_NE(ctx, nullptr) << error;
+  std::shared_ptr<const TlsContext> ctx;
+  const Status made = TlsContext::makeClient(s, &ctx);
+  EXPECT_TRUE(made.ok()) << made.message();
   return ctx;
 }
 

@@ -21,6 +21,23 @@ bool contains(const std::string& text, std::string_view part) {
   return text.find(part) != std::string::npos;
 }
 
+// What a context that could not be built says; a failure must leave no context behind.
+std::string failureOfServer(const ServerSettings& settings) {
+  std::shared_ptr<const TlsContext> context;
+  const Status made = TlsContext::makeServer(settings, &context);
+  EXPECT_FALSE(made.ok());
+  EXPECT_EQ(context, nullptr);
+  return made.message();
+}
+
+std::string failureOfClient(const ClientSettings& settings) {
+  std::shared_ptr<const TlsContext> context;
+  const Status made = TlsContext::makeClient(settings, &context);
+  EXPECT_FALSE(made.ok());
+  EXPECT_EQ(context, nullptr);
+  return made.message();
+}
+
 ServerSettings validServer() {
   ServerSettings s;
   s.cert_file = testCerts().serverCert();
@@ -30,9 +47,9 @@ ServerSettings validServer() {
 
 TEST(TlsContextTest, ServerAndClientFromValidSettings) {
   ASSERT_EQ(testCerts().error, "");
-  std::string error;
-  auto server = TlsContext::makeServer(validServer(), &error);
-  ASSERT_NE(server, nullptr) << error;
+  std::shared_ptr<const TlsContext> server;
+  const Status server_made = TlsContext::makeServer(validServer(), &server);
+  ASSERT_TRUE(server_made.ok()) << server_made.message();
   EXPECT_TRUE(server->isServer());
   EXPECT_FALSE(server->verifyPeer());
   EXPECT_NE(server->native(), nullptr);
@@ -40,8 +57,9 @@ TEST(TlsContextTest, ServerAndClientFromValidSettings) {
   ServerSettings asking = validServer();
   asking.ca_cert_file = testCerts().caCert();
   asking.auth_clients = AuthClients::kYes;
-  auto verifying = TlsContext::makeServer(asking, &error);
-  ASSERT_NE(verifying, nullptr) << error;
+  std::shared_ptr<const TlsContext> verifying;
+  const Status verifying_made = TlsContext::makeServer(asking, &verifying);
+  ASSERT_TRUE(verifying_made.ok()) << verifying_made.message();
   EXPECT_TRUE(verifying->verifyPeer());
 
   ClientSettings c;
@@ -49,46 +67,45 @@ TEST(TlsContextTest, ServerAndClientFromValidSettings) {
   c.cert_file = testCerts().clientCert();
   c.key_file = testCerts().clientKey();
   c.server_name = "redis.example";
-  auto client = TlsContext::makeClient(c, &error);
-  ASSERT_NE(client, nullptr) << error;
+  std::shared_ptr<const TlsContext> client;
+  const Status client_made = TlsContext::makeClient(c, &client);
+  ASSERT_TRUE(client_made.ok()) << client_made.message();
   EXPECT_FALSE(client->isServer());
   EXPECT_TRUE(client->verifyPeer());
   EXPECT_EQ(client->serverName(), "redis.example");
 
   c.verify = false;
-  auto trusting = TlsContext::makeClient(c, &error);
-  ASSERT_NE(trusting, nullptr) << error;
+  std::shared_ptr<const TlsContext> trusting;
+  const Status trusting_made = TlsContext::makeClient(c, &trusting);
+  ASSERT_TRUE(trusting_made.ok()) << trusting_made.message();
   EXPECT_FALSE(trusting->verifyPeer());
 }
 
 TEST(TlsContextTest, ClientWithTheSystemStore) {
-  std::string error;
-  auto client = TlsContext::makeClient(ClientSettings{}, &error);
-  ASSERT_NE(client, nullptr) << error;
+  std::shared_ptr<const TlsContext> client;
+  const Status client_made = TlsContext::makeClient(ClientSettings{}, &client);
+  ASSERT_TRUE(client_made.ok()) << client_made.message();
   EXPECT_EQ(client->serverName(), "");
 }
 
 TEST(TlsContextTest, AMissingCertificateFileIsNamed) {
   ServerSettings s = validServer();
   s.cert_file = testCerts().path("no-such.crt");
-  std::string error;
-  EXPECT_EQ(TlsContext::makeServer(s, &error), nullptr);
+  std::string error = failureOfServer(s);
   EXPECT_TRUE(contains(error, s.cert_file)) << error;
   EXPECT_TRUE(contains(error, "certificate")) << error;
 
   ClientSettings c;
   c.cert_file = testCerts().path("no-such-client.crt");
   c.key_file = testCerts().clientKey();
-  error.clear();
-  EXPECT_EQ(TlsContext::makeClient(c, &error), nullptr);
+  error = failureOfClient(c);
   EXPECT_TRUE(contains(error, c.cert_file)) << error;
 }
 
 TEST(TlsContextTest, AMissingKeyFileIsNamed) {
   ServerSettings s = validServer();
   s.key_file = testCerts().path("no-such.key");
-  std::string error;
-  EXPECT_EQ(TlsContext::makeServer(s, &error), nullptr);
+  std::string error = failureOfServer(s);
   EXPECT_TRUE(contains(error, s.key_file)) << error;
   EXPECT_TRUE(contains(error, "private key")) << error;
 }
@@ -96,14 +113,12 @@ TEST(TlsContextTest, AMissingKeyFileIsNamed) {
 TEST(TlsContextTest, AMissingCaFileIsNamed) {
   ServerSettings s = validServer();
   s.ca_cert_file = testCerts().path("no-such-ca.crt");
-  std::string error;
-  EXPECT_EQ(TlsContext::makeServer(s, &error), nullptr);
+  std::string error = failureOfServer(s);
   EXPECT_TRUE(contains(error, s.ca_cert_file)) << error;
 
   ClientSettings c;
   c.ca_cert_file = testCerts().path("no-such-ca.crt");
-  error.clear();
-  EXPECT_EQ(TlsContext::makeClient(c, &error), nullptr);
+  error = failureOfClient(c);
   EXPECT_TRUE(contains(error, c.ca_cert_file)) << error;
 }
 
@@ -112,16 +127,14 @@ TEST(TlsContextTest, AFileThatIsNotPemIsNamed) {
   std::ofstream(junk) << "not a certificate\n";
   ServerSettings s = validServer();
   s.cert_file = junk;
-  std::string error;
-  EXPECT_EQ(TlsContext::makeServer(s, &error), nullptr);
+  std::string error = failureOfServer(s);
   EXPECT_TRUE(contains(error, junk)) << error;
 }
 
 TEST(TlsContextTest, AKeyThatDoesNotMatchItsCertificate) {
   ServerSettings s = validServer();
   s.key_file = testCerts().clientKey();
-  std::string error;
-  EXPECT_EQ(TlsContext::makeServer(s, &error), nullptr);
+  std::string error = failureOfServer(s);
   EXPECT_TRUE(contains(error, "does not match")) << error;
   EXPECT_TRUE(contains(error, s.key_file)) << error;
   EXPECT_TRUE(contains(error, s.cert_file)) << error;
@@ -129,37 +142,33 @@ TEST(TlsContextTest, AKeyThatDoesNotMatchItsCertificate) {
   ClientSettings c;
   c.cert_file = testCerts().clientCert();
   c.key_file = testCerts().serverKey();
-  error.clear();
-  EXPECT_EQ(TlsContext::makeClient(c, &error), nullptr);
+  error = failureOfClient(c);
   EXPECT_TRUE(contains(error, "does not match")) << error;
 }
 
 TEST(TlsContextTest, AClientCertificateNeedsItsKey) {
   ClientSettings c;
   c.cert_file = testCerts().clientCert();
-  std::string error;
-  EXPECT_EQ(TlsContext::makeClient(c, &error), nullptr);
+  std::string error = failureOfClient(c);
   EXPECT_TRUE(contains(error, "key_file")) << error;
   c.cert_file.clear();
   c.key_file = testCerts().clientKey();
-  error.clear();
-  EXPECT_EQ(TlsContext::makeClient(c, &error), nullptr);
+  error = failureOfClient(c);
   EXPECT_TRUE(contains(error, "cert_file")) << error;
 }
 
 TEST(TlsContextTest, AnUnknownProtocolIsRefused) {
   for (const char* bad : {"TLSv1.1", "TLSv1.4", "SSLv3", "TLSv1.2,TLSv1.3", "   "}) {
+    SCOPED_TRACE(bad);
     ServerSettings s = validServer();
     s.protocols = bad;
-    std::string error;
-    EXPECT_EQ(TlsContext::makeServer(s, &error), nullptr) << bad;
+    std::string error = failureOfServer(s);
     EXPECT_TRUE(contains(error, "protocols")) << error;
     EXPECT_TRUE(contains(error, bad)) << error;
 
     ClientSettings c;
     c.protocols = bad;
-    error.clear();
-    EXPECT_EQ(TlsContext::makeClient(c, &error), nullptr) << bad;
+    error = failureOfClient(c);
     EXPECT_TRUE(contains(error, "protocols")) << error;
   }
 }
@@ -167,13 +176,11 @@ TEST(TlsContextTest, AnUnknownProtocolIsRefused) {
 TEST(TlsContextTest, BadCipherListsAreNamed) {
   ServerSettings s = validServer();
   s.ciphers = "NO-SUCH-CIPHER";
-  std::string error;
-  EXPECT_EQ(TlsContext::makeServer(s, &error), nullptr);
+  std::string error = failureOfServer(s);
   EXPECT_TRUE(contains(error, "NO-SUCH-CIPHER")) << error;
   s = validServer();
   s.ciphersuites = "TLS_NO_SUCH_SUITE";
-  error.clear();
-  EXPECT_EQ(TlsContext::makeServer(s, &error), nullptr);
+  error = failureOfServer(s);
   EXPECT_TRUE(contains(error, "TLS_NO_SUCH_SUITE")) << error;
 }
 
@@ -181,8 +188,7 @@ TEST(TlsContextTest, AuthClientsNeedsACa) {
   for (AuthClients mode : {AuthClients::kYes, AuthClients::kOptional}) {
     ServerSettings s = validServer();
     s.auth_clients = mode;
-    std::string error;
-    EXPECT_EQ(TlsContext::makeServer(s, &error), nullptr);
+    std::string error = failureOfServer(s);
     EXPECT_TRUE(contains(error, "auth_clients")) << error;
     EXPECT_TRUE(contains(error, "ca_cert_file")) << error;
   }
