@@ -53,8 +53,11 @@ int printErrors(const std::vector<sp::config::ConfigError>& errors) {
   return 2;
 }
 
-// "<pid>\n" into `path`, replacing what was there.
+// "<pid>\n" into `path`, replacing what was there; nothing when no pidfile was asked for.
 sp::Status writePidfile(const std::string& path) {
+  if (path.empty()) {
+    return sp::Status();
+  }
   FILE* f = std::fopen(path.c_str(), "we");
   if (f == nullptr) {
     return sp::Status::failure("--pidfile " + path + ": " + std::strerror(errno));
@@ -224,8 +227,7 @@ int superviseWithPidfile(const sp::config::CommandLine& cmdline,
                  cmdline.twemproxy_config.c_str());
     return 2;
   }
-  if (sp::Status written = cmdline.pidfile.empty() ? sp::Status() : writePidfile(cmdline.pidfile);
-      !written.ok()) {
+  if (sp::Status written = writePidfile(cmdline.pidfile); !written.ok()) {
     std::fprintf(stderr, "shardproxy: %s\n", written.message().c_str());
     return 1;
   }
@@ -339,8 +341,7 @@ int main(int argc, char** argv) {
   }
   context->bound_port = ports.plain;
   context->bound_tls_port = ports.tls;
-  if (sp::Status written = config->pidfile.empty() ? sp::Status() : writePidfile(config->pidfile);
-      !written.ok()) {
+  if (sp::Status written = writePidfile(config->pidfile); !written.ok()) {
     std::fprintf(stderr, "shardproxy: %s\n", written.message().c_str());
     closeListeners(*config, fds);
     return 1;
