@@ -113,6 +113,18 @@ def run_scale(run):
     return "full" if re.search(r"--scale[= ]full", j.get("command_line", "")) else "quick"
 
 
+def placement(runs):
+    """Where the proxy, the shards and the client ran, said once for the whole page: every run's
+    CPU budget when they all had the same one, else a pointer to each section's own."""
+    texts = {r["json"].get("cpu_budget", {}).get("text", "") for r in runs}
+    texts.discard("")
+    if not texts or all(t.startswith("unpinned") for t in texts):
+        return "client, proxy and shards on the same CPUs"
+    if len(texts) == 1:
+        return "every run pinned as %s" % texts.pop()
+    return "the runs were pinned differently; each section states its CPU budget"
+
+
 def summary_row(run):
     j = run["json"]
     if j["kind"] == "matrix":
@@ -195,9 +207,10 @@ def main():
                "%s, " % SOURCES +
                "rerun on this machine by `shardbench matrix` or `shardbench scenario "
                "conf/scenarios/NAME.yaml`, with the seed's published numbers as extra rows and "
-               "the exact commands at the end of each section. The machine is small and shared "
-               "(client, proxy and shards on the same CPUs), so read the shapes and the ratios, "
-               "not the absolute numbers, against the seed's dedicated hardware.")
+               "the exact commands at the end of each section. The machine is small (%d CPUs; "
+               "%s), so read the shapes and the ratios, not the absolute numbers, against the "
+               "seed's dedicated hardware." % (max(r["json"].get("nproc", 0) for r in runs),
+                                              placement(runs)))
     out.append("")
     if any(r["json"].get("repeat", 1) > 1 for r in runs):
         out.append("Runs repeated with `--repeat` show each cell's median and (min–max) of the "
@@ -218,11 +231,11 @@ def main():
         out.append("")
         out.append("Not in this result set: " + ", ".join(missing) + ".")
     out.append("")
-    if keep:
-        out.append(keep)
     for r in runs:
         out.append(rewrite(r, charts_dir, docs_dir).rstrip())
         out.append("")
+    if keep:  # the hand-written sections follow the reproduced tables
+        out.append(keep)
     os.makedirs(docs_dir, exist_ok=True)
     with open(a.docs, "w", encoding="utf-8") as f:
         f.write("\n".join(out).rstrip() + "\n")
@@ -236,8 +249,8 @@ def main():
         j = matrix["json"]
         block.append("The headline table of the seed (000, \"Kiểm thử hiệu năng Proxy\"): SET and GET "
                      "requests per second by shards × proxy workers, from `%s` on %d CPUs "
-                     "(† more workers than CPUs; client, proxy and shards share the CPUs)." %
-                     (j["command_line"], j["nproc"]))
+                     "(%s; † more proxy workers than the proxy's CPUs)." %
+                     (j["command_line"], j["nproc"], placement([matrix])))
         block.append("")
         for op in ("SET", "GET"):
             body = ""
