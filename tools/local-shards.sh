@@ -55,7 +55,8 @@ cmd_stop() {
     [ -e "$RUN_DIR/$name.pid" ] || continue
     pid="$(cat "$RUN_DIR/$name.pid")"
     local what=redis-server
-    [ "$name" = proxy ] && what=shardproxy
+    # Its argv[0]: a shardproxy, or the copy SHARDPROXY_BIN names (e.g. /tmp/sp-new).
+    [ "$name" = proxy ] && what="shardproxy\\|$PROXY_BIN"
     if pid_is "$pid" "$what"; then
       kill -TERM "$pid" 2>/dev/null || true
       pids+=("$pid")
