@@ -1,7 +1,8 @@
 """tools/bench-report-publish.py publishes measurements only: results of `--scale quick` (a smoke
 test, not a measurement) are refused with a message naming them and nothing is written, unless
 --allow-quick asks for a preview; full-scale results still publish, and repeated ones say how
-their spreads read."""
+their spreads read. The page states where the proxy, the shards and the client ran, and
+its hand-written sections follow the reproduced tables."""
 
 import json
 import os
@@ -103,3 +104,21 @@ def test_a_real_quick_matrix_run_is_refused(tmp_path):
     assert out.returncode != 0, out.stdout + out.stderr
     assert "refusing to publish quick results" in out.stderr, out.stderr
     assert not docs.exists()
+
+
+def test_pinning_is_stated_and_hand_written_sections_follow_the_tables(tmp_path):
+    d = matrix_result(tmp_path / "results", "full", repeat=3)
+    j = json.loads((d / "results.json").read_text(encoding="utf-8"))
+    j["cpu_budget"] = {"text": "proxy: CPU 0; shards: CPU 1; client: CPU 1"}
+    (d / "results.json").write_text(json.dumps(j), encoding="utf-8")
+    docs_path = tmp_path / "docs" / "benchmarks.md"
+    docs_path.parent.mkdir(parents=True)
+    docs_path.write_text("old\n<!-- bench:manual:begin -->\n## Mine\n<!-- bench:manual:end -->\n",
+                         encoding="utf-8")
+    out, docs, readme = publish(tmp_path, tmp_path / "results")
+    assert out.returncode == 0, out.stderr
+    text = docs.read_text(encoding="utf-8")
+    assert "every run pinned as proxy: CPU 0; shards: CPU 1; client: CPU 1" in text
+    assert "on the same CPUs" not in text
+    assert text.index("## SET requests per second") < text.index("## Mine")
+    assert "every run pinned as proxy: CPU 0" in readme.read_text(encoding="utf-8")
