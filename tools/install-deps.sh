@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
-  libuv1-dev libhiredis-dev libyaml-cpp-dev libspdlog-dev libfmt-dev prometheus-cpp-dev
+  libuv1-dev liburing-dev libhiredis-dev libyaml-cpp-dev libspdlog-dev libfmt-dev prometheus-cpp-dev
   libcivetweb-dev libsystemd-dev libssl-dev openssl
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   redis-server redis-tools redis-sentinel nutcracker prometheus prometheus-redis-exporter

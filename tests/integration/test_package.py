@@ -17,7 +17,7 @@ import pytest
 from sp_procs import build_dir
 
 SYSTEMD_ANALYZE = "/usr/bin/systemd-analyze"
-RUNTIME_LIBS = ["libuv1", "libhiredis0.14", "libyaml-cpp0.7", "libspdlog1.10",
+RUNTIME_LIBS = ["libuv1", "liburing2", "libhiredis0.14", "libyaml-cpp0.7", "libspdlog1.10",
                 "libprometheus-cpp-core1.0", "libcivetweb1", "libsystemd0", "libssl3"]
 
 

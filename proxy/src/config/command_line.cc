@@ -26,6 +26,7 @@ enum class Flag {
   kMetricsListen,
   kTwemproxyConfig,
   kPool,
+  kNoIoUring,
   kTls,  // every --tls-* and --backend-tls-* flag; buildConfig applies them by name
   kHelp,
   kVersion
@@ -55,6 +56,7 @@ constexpr FlagSpec kFlags[] = {
     {"--metrics-listen", "", Flag::kMetricsListen, true},
     {"--twemproxy-config", "", Flag::kTwemproxyConfig, true},
     {"--pool", "", Flag::kPool, true},
+    {"--no-io-uring", "", Flag::kNoIoUring, false},
     {"--tls-listen", "", Flag::kTls, true},
     {"--tls-cert-file", "", Flag::kTls, true},
     {"--tls-key-file", "", Flag::kTls, true},
@@ -191,6 +193,9 @@ class Parser {
         break;
       case Flag::kPool:
         out_->pool = std::string(value);
+        break;
+      case Flag::kNoIoUring:
+        out_->no_io_uring = true;
         break;
       case Flag::kListen: {
         if (value.starts_with("unix:")) {
@@ -380,6 +385,8 @@ std::string usage() {
          "                           same servers, same key placement (docs/migrating.md)\n"
          "      --pool NAME          serve only this pool of --twemproxy-config (without it,\n"
          "                           every pool is served, each by a process of its own)\n"
+         "      --no-io-uring        send client writes with send(2), one call each, instead\n"
+         "                           of one io_uring submission per loop turn (io_uring)\n"
          "      --tls-listen [HOST:]PORT  accept TLS clients there too (tls.listen); with\n"
          "                           --tls-cert-file, --tls-key-file, --tls-ca-cert-file,\n"
          "                           --tls-auth-clients no|optional|yes, --tls-protocols,\n"

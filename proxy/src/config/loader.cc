@@ -136,6 +136,9 @@ std::vector<ConfigError> buildConfig(const CommandLine& cmdline, Config* out) {
   if (cmdline.workers >= 0) {
     out->workers = cmdline.workers;
   }
+  if (cmdline.no_io_uring) {
+    out->io_uring = false;
+  }
   bool shard_flag_failed = false;
   if (!cmdline.shards.empty()) {
     std::vector<ShardConfig> shards;

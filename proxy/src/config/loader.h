@@ -54,6 +54,7 @@ struct CommandLine {
   std::string metrics_listen;  // --metrics-listen HOST:PORT, or "off" for no metrics endpoint
   std::string twemproxy_config;  // --twemproxy-config FILE: a nutcracker.yml instead of --config
   std::string pool;              // --pool NAME: the pool of the nutcracker.yml to serve
+  bool no_io_uring = false;      // --no-io-uring: io_uring false
   // --tls-* and --backend-tls-* flags in the order given: (flag, value), applied over the file's
   // tls and backend.tls keys ("" for the flags that take no value).
   std::vector<std::pair<std::string, std::string>> tls_flags;

@@ -73,49 +73,52 @@ class YamlReader {
       cluster_configured_ = backend.IsDefined() && backend.IsMap() && backend["mode"].IsDefined() &&
                             backend["mode"].IsScalar() && backend["mode"].Scalar() == "cluster";
     }
-    forEachKey(root, "",
-               {"listen", "workers", "shards", "backend", "limits", "shutdown_timeout_ms",
-                "log_level", "log", "pidfile", "sentinel", "metrics", "slowlog", "auth",
-                "deny_commands", "allow_config_set", "keyless_scripts", "placement", "tls"},
-               [&](std::string_view key, const YAML::Node& value, const std::string& path) {
-                 if (key == "listen") {
-                   readListen(value, path, out);
-                 } else if (key == "workers") {
-                   readInt(value, path, kMaxWorkers, &out->workers);
-                 } else if (key == "shards") {
-                   readShards(value, path, &out->shards);
-                 } else if (key == "backend") {
-                   readBackend(value, path, out);
-                 } else if (key == "limits") {
-                   readLimits(value, path, &out->limits);
-                 } else if (key == "shutdown_timeout_ms") {
-                   readU32(value, path, &out->shutdown_timeout_ms);
-                 } else if (key == "sentinel") {
-                   readSentinel(value, path, &out->sentinel);
-                 } else if (key == "metrics") {
-                   readMetrics(value, path, out);
-                 } else if (key == "slowlog") {
-                   readSlowlog(value, path, out);
-                 } else if (key == "auth") {
-                   readAuth(value, path, &out->auth);
-                 } else if (key == "deny_commands") {
-                   readStringList(value, path, &out->deny_commands);
-                 } else if (key == "allow_config_set") {
-                   readBool(value, path, &out->allow_config_set);
-                 } else if (key == "keyless_scripts") {
-                   readString(value, path, &out->keyless_scripts);
-                 } else if (key == "log") {
-                   readLog(value, path, out);
-                 } else if (key == "pidfile") {
-                   readString(value, path, &out->pidfile);
-                 } else if (key == "placement") {
-                   readPlacement(value, path, &out->placement);
-                 } else if (key == "tls") {
-                   readTls(value, path, out);
-                 } else {
-                   readString(value, path, &out->log_level);
-                 }
-               });
+    forEachKey(
+        root, "",
+        {"listen", "workers", "shards", "backend", "limits", "shutdown_timeout_ms", "log_level",
+         "log", "pidfile", "sentinel", "metrics", "slowlog", "auth", "deny_commands",
+         "allow_config_set", "keyless_scripts", "placement", "tls", "io_uring"},
+        [&](std::string_view key, const YAML::Node& value, const std::string& path) {
+          if (key == "listen") {
+            readListen(value, path, out);
+          } else if (key == "workers") {
+            readInt(value, path, kMaxWorkers, &out->workers);
+          } else if (key == "shards") {
+            readShards(value, path, &out->shards);
+          } else if (key == "backend") {
+            readBackend(value, path, out);
+          } else if (key == "limits") {
+            readLimits(value, path, &out->limits);
+          } else if (key == "shutdown_timeout_ms") {
+            readU32(value, path, &out->shutdown_timeout_ms);
+          } else if (key == "sentinel") {
+            readSentinel(value, path, &out->sentinel);
+          } else if (key == "metrics") {
+            readMetrics(value, path, out);
+          } else if (key == "slowlog") {
+            readSlowlog(value, path, out);
+          } else if (key == "auth") {
+            readAuth(value, path, &out->auth);
+          } else if (key == "deny_commands") {
+            readStringList(value, path, &out->deny_commands);
+          } else if (key == "allow_config_set") {
+            readBool(value, path, &out->allow_config_set);
+          } else if (key == "io_uring") {
+            readBool(value, path, &out->io_uring);
+          } else if (key == "keyless_scripts") {
+            readString(value, path, &out->keyless_scripts);
+          } else if (key == "log") {
+            readLog(value, path, out);
+          } else if (key == "pidfile") {
+            readString(value, path, &out->pidfile);
+          } else if (key == "placement") {
+            readPlacement(value, path, &out->placement);
+          } else if (key == "tls") {
+            readTls(value, path, out);
+          } else {
+            readString(value, path, &out->log_level);
+          }
+        });
   }
 
  private:

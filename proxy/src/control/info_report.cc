@@ -197,6 +197,16 @@ double percentile(const std::array<uint64_t, metrics::kLatencyBuckets>& buckets,
   return static_cast<double>(metrics::kLatencyBoundsUs.back());
 }
 
+// How the workers send client writes: "io_uring" (every worker batches them through a ring),
+// "send" (none does: io_uring off or refused), or "mixed".
+std::string clientWriteApi(const ProxyContext& context) {
+  size_t ring = 0;
+  for (const Worker* w : context.workers) {
+    ring += w->stats().io_uring_workers.get() != 0 ? 1 : 0;
+  }
+  return ring == 0 ? "send" : (ring == context.workers.size() ? "io_uring" : "mixed");
+}
+
 InfoCounters collectCounters(const ProxyContext& context) {
   InfoCounters c;
   for (const Worker* w : context.workers) {
@@ -218,6 +228,8 @@ InfoCounters collectCounters(const ProxyContext& context) {
     c.errors += s.error_codes.total();
     c.reads += s.client_reads.get();
     c.writes += s.client_writes.get();
+    c.ring_writes += s.ring_writes.get();
+    c.ring_submits += s.ring_submits.get();
     size_t i = 0;
     s.commands_by_name.forEach([&](const resp::CommandInfo& cmd, const CommandStats& cs) {
       if (c.by_command.size() <= i) {
@@ -288,6 +300,7 @@ std::string infoReport(const ProxyContext& context, std::string_view sections, b
     line(out, "arch_bits", static_cast<uint64_t>(sizeof(void*) * 8));
     line(out, "monotonic_clock", std::string("POSIX clock_gettime"));
     line(out, "multiplexing_api", std::string("libuv"));
+    line(out, "client_write_api", clientWriteApi(context));
     line(out, "atomicvar_api", std::string("c11-builtin"));
     line(out, "gcc_version",
          std::to_string(__GNUC__) + "." + std::to_string(__GNUC_MINOR__) + "." +
@@ -436,6 +449,8 @@ std::string infoReport(const ProxyContext& context, std::string_view sections, b
     line(out, "backend_protocol_errors", c.perr_backend);
     line(out, "client_output_limit_disconnections", c.out_limit);
     line(out, "client_reads_paused", c.paused);
+    line(out, "io_uring_batched_writes", c.ring_writes);
+    line(out, "io_uring_submits", c.ring_submits);
     line(out, "slow_requests", c.slow);
     line(out, "acl_access_denied_auth", c.auth_failures);  // Redis 7.2's name for failed AUTHs
     line(out, "config_reloads_ok", context.reloads.succeeded.load());

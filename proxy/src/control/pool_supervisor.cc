@@ -56,6 +56,9 @@ std::vector<std::string> childArgs(const config::CommandLine& cmdline, const Poo
   if (!cmdline.log_file.empty()) {
     args.insert(args.end(), {"--log-file", cmdline.log_file});
   }
+  if (cmdline.no_io_uring) {
+    args.emplace_back("--no-io-uring");
+  }
   return args;
 }
 

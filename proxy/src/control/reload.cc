@@ -77,6 +77,7 @@ ReloadOutcome Reloader::reload(std::string_view trigger) {
   keep("listen.unix", running->listen_unix, &fresh->listen_unix, &notes);
   keep("listen.unix_perm", running->listen_unix_perm, &fresh->listen_unix_perm, &notes);
   keep("workers", running->workers, &fresh->workers, &notes);
+  keep("io_uring", running->io_uring, &fresh->io_uring, &notes);
   keep("metrics.listen", running->metrics_listen, &fresh->metrics_listen, &notes);
   keep("tls.listen", running->tls_port, &fresh->tls_port, &notes);
   keep("tls.listen", running->tls_host, &fresh->tls_host, &notes);

@@ -1,4 +1,5 @@
-// FlushBatch: resume, flush shard connections, flush clients, once per loop turn.
+// FlushBatch: resume, flush shard connections, flush clients (their writes sent together), once
+// per loop turn.
 #include "net/flush_batch.h"
 
 namespace sp::net {
@@ -51,7 +52,11 @@ void FlushBatch::run() {
   for (int round = 0; round < kRounds && pending(); ++round) {
     drain(&resumes_, [](Flushable* f) { f->resume(); });
     drain(&shards_, [](Flushable* f) { f->flush(); });
-    drain(&clients_, [](Flushable* f) { f->flush(); });
+    if (!clients_.empty()) {
+      sends_.open();
+      drain(&clients_, [](Flushable* f) { f->flush(); });
+      sends_.send();
+    }
   }
   if (pending() && !closed_) {
     wake();

@@ -4,12 +4,15 @@
 // resumes the marked sessions, flushes the shard connections and then the client sessions, each
 // with one write, for a few rounds while flushing produces more (a failed shard answers its
 // FIFO). A uv_idle_t keeps the next poll from blocking while marked work remains, so work marked
-// by a timer or the mailbox goes out in the same turn. Loop thread only.
+// by a timer or the mailbox goes out in the same turn. The client sessions' writes of a round
+// go out together through sends() (net/send_batch.h). Loop thread only.
 #pragma once
 
 #include <uv.h>
 
 #include <vector>
+
+#include "net/send_batch.h"
 
 namespace sp::net {
 
@@ -60,6 +63,10 @@ class FlushBatch {
     }
   }
 
+  // Where client sessions put their write while the batch flushes them (collecting() is true
+  // then); the writes go out after the last client of the round.
+  SendBatch& sends() { return sends_; }
+
   // The check phase; public for tests that drive a batch without a loop turn.
   void run();
 
@@ -81,6 +88,7 @@ class FlushBatch {
   std::vector<Flushable*> shards_;
   std::vector<Flushable*> resumes_;
   std::vector<Flushable*> running_;  // the round's entries, swapped out of a queue
+  SendBatch sends_;
 };
 
 }  // namespace sp::net

@@ -31,7 +31,9 @@ InfoCounters InfoBaseline::since(InfoCounters now) const {
                              {&now.auth_failures, b.auth_failures},
                              {&now.errors, b.errors},
                              {&now.reads, b.reads},
-                             {&now.writes, b.writes}}) {
+                             {&now.writes, b.writes},
+                             {&now.ring_writes, b.ring_writes},
+                             {&now.ring_submits, b.ring_submits}}) {
     less(*field, base);
   }
   for (size_t i = 0; i < now.by_command.size() && i < b.by_command.size(); ++i) {

@@ -32,7 +32,8 @@ struct InfoCounters {
   uint64_t accepted = 0, rejected = 0, commands = 0, local = 0, split = 0, refused = 0;
   uint64_t perr_client = 0, perr_backend = 0, out_limit = 0, paused = 0, in = 0, sent = 0;
   uint64_t slow = 0, auth_failures = 0, errors = 0, reads = 0, writes = 0;
-  std::vector<Command> by_command;          // in the command table's order
+  uint64_t ring_writes = 0, ring_submits = 0;  // client writes sent through io_uring, submissions
+  std::vector<Command> by_command;             // in the command table's order
   std::map<std::string, uint64_t> by_code;  // error replies by code, sorted as redis-server lists
 };
 

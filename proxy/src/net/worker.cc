@@ -217,6 +217,7 @@ void Worker::run() {
   idle_timer_ = timers_->timer("worker.idle", [this] { onIdleTimer(); });
   startIdleTimer();
   flushes_.start(&loop_);
+  startSendRing();
   drain_timer_ = timers_->timer("worker.drain", [this] { onDrainTimer(); });
   ping_timer_ = timers_->timer("worker.ping", [this] { onPingTimer(); });
   clients_->start();
@@ -232,6 +233,24 @@ void Worker::run() {
   heartbeat_ms_.notify_all();
   uv_run(&loop_, UV_RUN_DEFAULT);
   spdlog::debug("worker {}: stopped", index_);
+}
+
+void Worker::startSendRing() {
+  SendBatch& sends = flushes_.sends();
+  sends.countInto(&stats_.io_uring_workers, &stats_.ring_submits, &stats_.ring_writes);
+  if (!config_->io_uring) {
+    return;
+  }
+  std::string why;
+  if (!sends.startRing(kSendRingEntries, &why)) {
+    spdlog::warn("worker {}: client writes use send(2): io_uring is not usable here ({})", index_,
+                 why);
+    return;
+  }
+  static std::atomic<bool> logged{false};
+  if (!logged.exchange(true)) {
+    spdlog::debug("client writes go out through io_uring, one submission per loop turn");
+  }
 }
 
 void Worker::startListening() {

@@ -111,6 +111,7 @@ class Worker {
 
  private:
   static constexpr size_t kReadBufferSize = 64 * 1024;
+  static constexpr unsigned kSendRingEntries = 256;  // writes per submission, at most
 
   void run();
   // Accepting. The listening socket is polled and accepted here rather than by uv_listen, whose
@@ -144,6 +145,7 @@ class Worker {
   void closeEverything();
   void applyLimits();  // parser limits and slow log from config_
   void startPingTimer();
+  void startSendRing();  // io_uring: client writes in one submission per turn, else send(2)
 
   int index_;
   ProxyContext& context_;

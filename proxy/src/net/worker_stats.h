@@ -35,40 +35,48 @@ const char* backendStateName(BackendState state);
 // X(field, storage, type, Prometheus name, help, label, label value). Rows that share a name form
 // one family (the first row's help is the family's); name "" = INFO only, not exported; type is
 // kCounter or kGauge.
-#define SP_WORKER_METRICS(X)                                                                  \
-  X(connections_open, Counter, kGauge, "shardproxy_client_connections",                       \
-    "Client connections open now", "", "")                                                    \
-  X(connections_accepted, Counter, kCounter, "shardproxy_client_connections_accepted_total",  \
-    "Client connections accepted", "", "")                                                    \
-  X(connections_rejected, Counter, kCounter, "shardproxy_client_connections_rejected_total",  \
-    "Client connections refused with -ERR max number of clients reached: limits.max_clients " \
-    "(as far as the open-files limit allows) was reached, or accept ran out of descriptors",  \
-    "", "")                                                                                   \
-  X(accept_fd_exhausted, Counter, kCounter, "shardproxy_client_accept_fd_exhausted_total",    \
-    "Client connections taken on the spare descriptor and refused because the process had "   \
-    "run out of file descriptors (EMFILE/ENFILE); also counted as rejected",                  \
-    "", "")                                                                                   \
-  X(auth_failures, Counter, kCounter, "shardproxy_client_auth_failures_total",                \
-    "Failed AUTH and HELLO ... AUTH attempts; past 3 on a connection each further attempt "   \
-    "there is answered after a growing delay",                                                \
-    "", "")                                                                                   \
-  X(closed_output_limit, Counter, kCounter, "", "", "", "")                                   \
-  X(commands, HotCounter, kCounter, "", "", "", "")                                           \
-  X(commands_local, HotCounter, kCounter, "", "", "", "")                                     \
-  X(commands_split, HotCounter, kCounter, "shardproxy_split_requests_total",                  \
-    "Multi-key requests split over several shards and merged", "", "")                        \
-  X(commands_refused, Counter, kCounter, "", "", "", "")                                      \
-  X(reads_paused, Counter, kCounter, "shardproxy_client_reads_paused_total",                  \
-    "Times reading from a client paused at limits.max_inflight_per_client or a large output " \
-    "backlog",                                                                                \
-    "", "")                                                                                   \
-  X(client_reads, HotCounter, kCounter, "", "", "", "")                                       \
-  X(client_writes, HotCounter, kCounter, "", "", "", "")                                      \
-  X(bytes_in, HotCounter, kCounter, "shardproxy_client_received_bytes_total",                 \
-    "Bytes read from client connections", "", "")                                             \
-  X(bytes_out, HotCounter, kCounter, "shardproxy_client_sent_bytes_total",                    \
-    "Bytes written to client connections", "", "")                                            \
-  X(slow_requests, Counter, kCounter, "shardproxy_slow_requests_total",                       \
+#define SP_WORKER_METRICS(X)                                                                   \
+  X(connections_open, Counter, kGauge, "shardproxy_client_connections",                        \
+    "Client connections open now", "", "")                                                     \
+  X(connections_accepted, Counter, kCounter, "shardproxy_client_connections_accepted_total",   \
+    "Client connections accepted", "", "")                                                     \
+  X(connections_rejected, Counter, kCounter, "shardproxy_client_connections_rejected_total",   \
+    "Client connections refused with -ERR max number of clients reached: limits.max_clients "  \
+    "(as far as the open-files limit allows) was reached, or accept ran out of descriptors",   \
+    "", "")                                                                                    \
+  X(accept_fd_exhausted, Counter, kCounter, "shardproxy_client_accept_fd_exhausted_total",     \
+    "Client connections taken on the spare descriptor and refused because the process had "    \
+    "run out of file descriptors (EMFILE/ENFILE); also counted as rejected",                   \
+    "", "")                                                                                    \
+  X(auth_failures, Counter, kCounter, "shardproxy_client_auth_failures_total",                 \
+    "Failed AUTH and HELLO ... AUTH attempts; past 3 on a connection each further attempt "    \
+    "there is answered after a growing delay",                                                 \
+    "", "")                                                                                    \
+  X(closed_output_limit, Counter, kCounter, "", "", "", "")                                    \
+  X(commands, HotCounter, kCounter, "", "", "", "")                                            \
+  X(commands_local, HotCounter, kCounter, "", "", "", "")                                      \
+  X(commands_split, HotCounter, kCounter, "shardproxy_split_requests_total",                   \
+    "Multi-key requests split over several shards and merged", "", "")                         \
+  X(commands_refused, Counter, kCounter, "", "", "", "")                                       \
+  X(reads_paused, Counter, kCounter, "shardproxy_client_reads_paused_total",                   \
+    "Times reading from a client paused at limits.max_inflight_per_client or a large output "  \
+    "backlog",                                                                                 \
+    "", "")                                                                                    \
+  X(client_reads, HotCounter, kCounter, "", "", "", "")                                        \
+  X(client_writes, HotCounter, kCounter, "", "", "", "")                                       \
+  X(io_uring_workers, Counter, kGauge, "shardproxy_io_uring_workers",                          \
+    "Workers sending client writes through io_uring (1 each; 0: send(2), as with "             \
+    "io_uring: false or a kernel that refuses it)",                                            \
+    "", "")                                                                                    \
+  X(ring_submits, Counter, kCounter, "shardproxy_client_write_batches_total",                  \
+    "io_uring submissions of client writes: one system call for a loop turn's writes", "", "") \
+  X(ring_writes, Counter, kCounter, "shardproxy_client_batched_writes_total",                  \
+    "Client writes sent in io_uring submissions", "", "")                                      \
+  X(bytes_in, HotCounter, kCounter, "shardproxy_client_received_bytes_total",                  \
+    "Bytes read from client connections", "", "")                                              \
+  X(bytes_out, HotCounter, kCounter, "shardproxy_client_sent_bytes_total",                     \
+    "Bytes written to client connections", "", "")                                             \
+  X(slow_requests, Counter, kCounter, "shardproxy_slow_requests_total",                        \
     "Requests slower than slowlog.threshold_us (each one is recorded in the slow log)", "", "")
 
 // Per shard, per worker; exported with labels shard="<name>" and role="primary"|"replica".

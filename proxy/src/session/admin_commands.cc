@@ -410,6 +410,7 @@ std::vector<std::pair<std::string, std::string>> configEntries(const config::Con
   add("deny_commands", denied);
   add("allow_config_set", c.allow_config_set ? "true" : "false");
   add("keyless_scripts", c.keyless_scripts);
+  add("io_uring", c.io_uring ? "true" : "false");
   return out;
 }
 

@@ -675,12 +675,29 @@ void ClientSession::flush() {
   const size_t size = wire->size();
   worker_.stats().bytes_out.add(size);
   worker_.stats().client_writes.add();
+  writing_ = wire;  // held until written(): nothing else is flushed meanwhile
+  net::SendBatch& sends = worker_.flushes().sends();
+  if (sends.collecting()) {
+    uv_os_fd_t fd = -1;
+    uv_fileno(reinterpret_cast<uv_handle_t*>(&tcp_), &fd);
+    sends.add(fd, wire->readPtr(), size, this);  // sent() reports, after the round's last flush
+    return;
+  }
   uv_buf_t buf = uv_buf_init(const_cast<char*>(wire->readPtr()), static_cast<unsigned>(size));
-  int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
+  written(uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1));
+}
+
+void ClientSession::sent(ssize_t result) {
+  // -errno is libuv's error code on Unix; -EAGAIN is UV_EAGAIN.
+  written(static_cast<int>(std::max<ssize_t>(result, INT32_MIN)));
+}
+
+void ClientSession::written(int n) {
+  Buffer* wire = std::exchange(writing_, nullptr);
   if (n > 0) {
     last_active_ms_ = worker_.timers().nowMs();
   }
-  if (n == static_cast<int>(size)) {
+  if (n == static_cast<int>(wire->size())) {
     worker_.buffers().release(wire);
     if (close_after_flush_ && out_ == nullptr) {
       close(net::CloseReason::kQuit);
@@ -697,8 +714,9 @@ void ClientSession::flush() {
   if (n > 0) {
     wire->consume(static_cast<size_t>(n));
   }
+  // The rest waits for the socket to take it: one uv_write, the flush's until it is done.
   writing_ = wire;
-  buf =
+  uv_buf_t buf =
       uv_buf_init(const_cast<char*>(writing_->readPtr()), static_cast<unsigned>(writing_->size()));
   write_req_.data = this;
   int rc = uv_write(&write_req_, reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1,
@@ -772,6 +790,7 @@ void ClientSession::close(net::CloseReason why, std::string_view detail) {
     return;
   }
   closing_ = true;
+  worker_.flushes().sends().forget(this);  // a write waiting in the batch is dropped
   worker_.stats().countClose(why);
   spdlog::trace("worker {}: client {} closed: {}{}{}", worker_.index(), id_,
                 net::kCloseReasonTexts[static_cast<size_t>(why)], detail.empty() ? "" : ": ",

@@ -26,6 +26,7 @@
 #include "core/clock.h"
 #include "core/intrusive_queue.h"
 #include "net/flush_batch.h"
+#include "net/send_batch.h"
 #include "net/worker_stats.h"
 #include "resp/errors.h"
 #include "resp/protocol.h"
@@ -41,7 +42,7 @@ class Worker;
 
 namespace sp::session {
 
-class ClientSession final : public net::Flushable {
+class ClientSession final : public net::Flushable, public net::SendBatch::Sender {
  public:
   ClientSession(net::Worker& worker, uint64_t id);
   ClientSession(const ClientSession&) = delete;
@@ -56,8 +57,9 @@ class ClientSession final : public net::Flushable {
   void refuseConnection(std::string_view error_line);  // best-effort error line, then close
   // Idempotent; the object deletes itself once closed. `detail` goes to the log only.
   void close(net::CloseReason why, std::string_view detail = {});
-  void flush() override;   // the worker's check phase (net::FlushBatch)
-  void resume() override;  // the same, after markResume
+  void flush() override;               // the worker's check phase (net::FlushBatch)
+  void resume() override;              // the same, after markResume
+  void sent(ssize_t result) override;  // flush()'s write, sent with the round's (SendBatch)
   bool idle() const { return fifo_.empty() && pendingOutput() == 0; }
   // limits.timeout: milliseconds (loop time) since the client last sent or was sent a byte; 0
   // while it may not time out, as in redis-server: a request in flight (a blocking command
@@ -135,6 +137,9 @@ class ClientSession final : public net::Flushable {
   void refuse(const resp::err::ErrorReply& error);
   void protocolError();
   void drainCompleted();
+  // flush()'s write of writing_ has taken n bytes (or failed: libuv's code): the buffer is
+  // released, the client closed, or the rest queued with uv_write.
+  void written(int n);
   void appendOutput(std::string_view bytes);
   size_t pendingOutput() const;
   bool mayRead() const;

@@ -96,6 +96,21 @@ TEST(CommandLineTest, WorkersZeroMeansOnePerCore) {
   EXPECT_EQ(cl.workers, 0);  // resolved to a core count by main, not here
 }
 
+TEST(CommandLineTest, NoIoUringTurnsTheRingOff) {
+  CommandLine cl;
+  ASSERT_TRUE(parse({"--shards", "127.0.0.1:1"}, &cl).empty());
+  Config on;
+  ASSERT_TRUE(buildConfig(cl, &on).empty());
+  EXPECT_TRUE(on.io_uring);  // the default
+  ASSERT_TRUE(parse({"--shards", "127.0.0.1:1", "--no-io-uring"}, &cl).empty());
+  EXPECT_TRUE(cl.no_io_uring);
+  Config off;
+  auto errors = buildConfig(cl, &off);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_FALSE(off.io_uring);
+  EXPECT_TRUE(hasError(parse({"--no-io-uring=yes"}, &cl), "--no-io-uring", "takes no value"));
+}
+
 TEST(CommandLineTest, UnknownFlagsAndStrayArguments) {
   CommandLine cl;
   auto errors = parse({"--bogus", "--portt=1", "-x", "stray", "--"}, &cl);

@@ -62,6 +62,7 @@ TEST(ConfigDefaultsTest, ProxyYamlDocumentsTheStructDefaults) {
   EXPECT_EQ(loaded.deny_commands, d.deny_commands);
   EXPECT_EQ(loaded.allow_config_set, d.allow_config_set);
   EXPECT_EQ(loaded.keyless_scripts, d.keyless_scripts);
+  EXPECT_EQ(loaded.io_uring, d.io_uring);
   EXPECT_EQ(loaded.limits.max_bulk_len, d.limits.max_bulk_len);
   EXPECT_EQ(loaded.limits.max_array_len, d.limits.max_array_len);
   EXPECT_EQ(loaded.limits.max_inline_len, d.limits.max_inline_len);
@@ -141,7 +142,8 @@ TEST(ConfigDefaultsTest, ProxyYamlListsEveryKey) {
                           "admin:",
                           "deny_commands:",
                           "allow_config_set:",
-                          "keyless_scripts:"}) {
+                          "keyless_scripts:",
+                          "io_uring:"}) {
     EXPECT_NE(text.find(key), std::string::npos) << key;
   }
 }

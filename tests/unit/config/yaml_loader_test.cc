@@ -42,6 +42,7 @@ limits:
   max_clients: 50
 shutdown_timeout_ms: 0
 log_level: debug
+io_uring: false
 )",
                          &c);
   ASSERT_TRUE(errors.empty()) << dump(errors);
@@ -77,6 +78,7 @@ log_level: debug
   EXPECT_EQ(c.limits.max_clients, 50u);
   EXPECT_EQ(c.shutdown_timeout_ms, 0u);
   EXPECT_EQ(c.log_level, "debug");
+  EXPECT_FALSE(c.io_uring);
 }
 
 TEST(YamlLoaderTest, MissingKeysKeepDefaults) {

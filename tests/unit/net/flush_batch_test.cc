@@ -1,11 +1,13 @@
 // FlushBatch with fake connections: each round resumes, then flushes shard connections, then
 // clients; a connection marked twice runs once; work that a flush marks runs in the next round of
 // the same check phase; a connection that keeps re-marking itself stops after the round limit and
-// waits for the next turn; and work marked by a timer goes out in that same loop turn, without the
-// poll blocking.
+// waits for the next turn; the clients' writes go out together after the round's last client
+// flush; and work marked by a timer goes out in that same loop turn, without the poll blocking.
 #include "net/flush_batch.h"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include <functional>
@@ -65,6 +67,50 @@ TEST(FlushBatchTest, WorkAFlushMarksRunsInTheNextRoundOfTheSamePhase) {
   batch.markClient(&client);
   batch.run();
   EXPECT_EQ(log, (std::vector<std::string>{"flush client", "flush shard"}));
+}
+
+// A client whose flush puts its write in the batch's SendBatch, as ClientSession does.
+class BatchedClient final : public Flushable, public SendBatch::Sender {
+ public:
+  BatchedClient(std::string name, FlushBatch* batch, int fd, std::vector<std::string>* log)
+      : name_(std::move(name)), batch_(batch), fd_(fd), log_(log) {}
+  void flush() override {
+    dirty = false;
+    log_->push_back("flush " + name_);
+    EXPECT_TRUE(batch_->sends().collecting());
+    batch_->sends().add(fd_, name_.data(), name_.size(), this);
+  }
+  void sent(ssize_t result) override {
+    log_->push_back("sent " + name_ + " " + std::to_string(result));
+  }
+
+ private:
+  std::string name_;
+  FlushBatch* batch_;
+  int fd_;
+  std::vector<std::string>* log_;
+};
+
+TEST(FlushBatchTest, ClientWritesGoOutTogetherAfterTheRoundsLastClientFlush) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
+  std::vector<std::string> log;
+  FlushBatch batch;
+  std::string why;
+  batch.sends().startRing(8, &why);  // either way, the order below holds
+  EXPECT_FALSE(batch.sends().collecting());
+  BatchedClient a("a", &batch, fds[0], &log);
+  BatchedClient b("bb", &batch, fds[0], &log);
+  batch.markClient(&a);
+  batch.markClient(&b);
+  batch.run();
+  EXPECT_EQ(log, (std::vector<std::string>{"flush a", "flush bb", "sent a 1", "sent bb 2"}));
+  EXPECT_FALSE(batch.sends().collecting());
+  char got[8] = {};
+  EXPECT_EQ(::recv(fds[1], got, sizeof got, 0), 3);
+  EXPECT_EQ(std::string(got, 3), "abb");
+  ::close(fds[0]);
+  ::close(fds[1]);
 }
 
 TEST(FlushBatchTest, AConnectionThatKeepsMarkingItselfWaitsForTheNextTurnAfterTheRoundLimit) {
