@@ -28,6 +28,18 @@ def resp(*args):
     return out
 
 
+def read_exactly(s, n):
+    """Exactly n bytes from socket s; an AssertionError if it closes first."""
+    chunks = []
+    while n > 0:
+        chunk = s.recv(min(n, 1 << 20))
+        if not chunk:
+            raise AssertionError("connection closed with %d bytes to go" % n)
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
 _HANDED_OUT = set()
 
 

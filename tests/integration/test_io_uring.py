@@ -18,22 +18,11 @@ import threading
 
 import pytest
 
-from sp_procs import Processes, http_get, resp
+from sp_procs import Processes, http_get, read_exactly, resp
 
 CLIENTS = 40
 PIPELINE = 10
 BIG = 300 * 1000  # more than a loopback socket takes at once: a short write, then uv_write
-
-
-def read_exactly(s, n):
-    chunks = []
-    while n > 0:
-        chunk = s.recv(min(n, 1 << 20))
-        if not chunk:
-            raise AssertionError("connection closed with %d bytes to go" % n)
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
 
 
 def command(port, *args):

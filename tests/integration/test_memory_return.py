@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from sp_procs import Processes, resp
+from sp_procs import Processes, read_exactly, resp
 
 SHARDS = 2
 WORKERS = 2
@@ -36,17 +36,6 @@ BURSTS = [(1000, 900 << 10), (2000, 100 * 1000)]
 def rss(pid):
     with open("/proc/%d/status" % pid) as f:
         return int(re.search(r"VmRSS:\s+(\d+) kB", f.read()).group(1)) << 10
-
-
-def read_exactly(s, n):
-    chunks = []
-    while n > 0:
-        chunk = s.recv(min(n, 1 << 20))
-        if not chunk:
-            raise AssertionError("connection closed with %d bytes to go" % n)
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
 
 
 def read_line(s):
