@@ -3,7 +3,8 @@
 # all in one run on this machine: redis-benchmark -t set,get -d 256 -r 100000 -c 50 -n N, once
 # plain and once with -P 16. Prints QPS and CPU microseconds per request for each proxy process
 # (utime+stime from /proc/<pid>/stat over the run, divided by the requests), the shards' own CPU
-# per request (summed over the 4 redis-servers) and the ratio shardproxy/twemproxy, as Markdown.
+# per request (summed over the 4 redis-servers), the ratio shardproxy/twemproxy and the ratio of
+# shardproxy's CPU to redis-server's own when it serves the same load directly, as Markdown.
 # The three targets run in turn, ROUNDS times (default 5), so machine drift hits all of them
 # alike; the table shows medians over the rounds, and the ratio line the median of the per-round
 # ratios with their range. A run whose shardproxy logged a backend timeout or ejection is flagged.
@@ -27,7 +28,7 @@ while [ $# -gt 0 ]; do
     -n) N="$2"; shift ;;
     -r) ROUNDS="$2"; shift ;;
     --baseline) BASELINE="${2:-}"; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "bench-peers: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -198,12 +199,12 @@ for pipe in 1 16; do
   done
 done
 echo
-ratio_line() {  # target-a target-b label pipeline: median and range of the per-round CPU ratios
+ratio_line() {  # target-a target-b label pipeline [b-field]: median and range of per-round ratios
   local a b i lo hi ratios=()
   # shellcheck disable=SC2206  # the samples are space-separated numbers
   a=(${SAMPLES["$1/$4/cpu"]})
-  # shellcheck disable=SC2206
-  b=(${SAMPLES["$2/$4/cpu"]})
+  # shellcheck disable=SC2206  # b-field "shards": the CPU of the shards that served b (direct)
+  b=(${SAMPLES["$2/$4/${5:-cpu}"]})
   for ((i = 0; i < ${#a[@]}; i++)); do
     ratios+=("$(awk -v a="${a[$i]}" -v b="${b[$i]}" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "0" }')")
   done
@@ -215,6 +216,8 @@ ratio_line() {  # target-a target-b label pipeline: median and range of the per-
 for pipe in 1 16; do
   ratio_line shardproxy twemproxy "shardproxy/twemproxy" "$pipe"
   [ -z "$BASELINE" ] || ratio_line shardproxy "shardproxy (baseline)" "shardproxy/baseline ($BASELINE)" "$pipe"
+  ratio_line shardproxy "redis-server (direct)" \
+    "shardproxy/redis-server's own CPU serving the load directly" "$pipe" shards
 done
 if grep -qE "timeout after|ejected|down:" "$SP_RUN_DIR/proxy.log"; then
   echo
