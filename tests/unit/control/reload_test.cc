@@ -72,15 +72,17 @@ TEST_F(ReloadTest, AValidFilePublishesItsShardsAndCountsASuccess) {
 }
 
 TEST_F(ReloadTest, KeysThatNeedARestartKeepTheirRunningValuesWithANote) {
-  writeConfig(std::string(kTwoShards) + "listen:\n  port: 7777\nworkers: 3\n");
+  writeConfig(std::string(kTwoShards) + "listen:\n  port: 7777\nworkers: 3\nio_uring: false\n");
   Reloader reloader(context_, cmdline_);
   const ReloadOutcome outcome = reloader.reload("test");
   ASSERT_TRUE(outcome.ok) << outcome.message;
   EXPECT_EQ(outcome.message,
             "listen.port changed: needs a restart, keeping the running value; "
-            "workers changed: needs a restart, keeping the running value");
+            "workers changed: needs a restart, keeping the running value; "
+            "io_uring changed: needs a restart, keeping the running value");
   EXPECT_EQ(context_.config()->listen_port, 6380);  // the running (default) values
   EXPECT_EQ(context_.config()->workers, 0);
+  EXPECT_TRUE(context_.config()->io_uring);
   EXPECT_EQ(context_.config()->shards.size(), 2u);  // the rest of the file applies
 }
 
