@@ -3,12 +3,14 @@
 # with C1 connections and with C2 (default 1,000 and 16,000), in one run on this machine, with
 # twemproxy (Debian's nutcracker) over the same shards beside it. Starts 4 redis-server shards
 # and one shardproxy (1 worker) with tools/local-shards.sh, and nutcracker; each load is shardbench
-# with 2 client threads, -t set,get -d 256 -r 100000, pipeline 1, a fixed request count per
-# connection count (bounded by --time-limit). Per run it records the proxy's CPU time
-# (utime+stime of /proc/PID/stat, all threads) over the run divided by the requests, and its RSS
-# while the connections are open. The connection counts and the proxies run in turn, ROUNDS
-# times, so machine drift hits all of them alike. Prints a Markdown table of medians (min-max)
-# and, per proxy, the median and range of the per-round ratio CPU/request at C2 over C1.
+# with 2 client threads, -t set,get -d 256 -r 100000, pipeline 1 (bounded by --time-limit).
+# CPU per request is MARGINAL, so that opening and closing the connections does not count: at
+# each connection count the proxy serves a short run (one SET and one GET per connection) and a
+# long one (-n REQUESTS), and the difference of its CPU time (utime+stime of /proc/PID/stat, all
+# threads) is divided by the difference of the requests. RSS is the largest seen while the long
+# run's connections are open. The connection counts and the proxies run in turn, ROUNDS times,
+# so machine drift hits all of them alike. Prints a Markdown table of medians (min-max) and, per
+# proxy, the median and range of the per-round ratio CPU/request at C2 over C1.
 #
 #   tools/bench-connections.sh [-r ROUNDS] [--connections C1,C2] [-n REQUESTS] [--bin PATH]
 #                              (defaults 3, 1000,16000, 200000; about 3 minutes)
@@ -16,7 +18,7 @@
 # Needs an open-files limit above C2 + 100 (raised to the hard limit when it is lower). Uses
 # build-dev/proxy/shardproxy and build-dev/bench/shardbench unless --bin / SHARDBENCH_BIN say
 # otherwise. Everything it starts is stopped by PID on exit.
-case "${1:-}" in -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -42,6 +44,7 @@ done
 [[ "$CONNS" =~ ^[1-9][0-9]*,[1-9][0-9]*$ ]] || die "--connections takes C1,C2"
 C1="${CONNS%,*}"
 C2="${CONNS#*,}"
+[ "$N" -gt "$C2" ] || die "-n must be larger than the connection counts (the short run's requests)"
 [ -x "$BIN" ] || die "no shardproxy binary at $BIN (build it, or pass --bin)"
 [ -x "$BENCH" ] || die "no shardbench binary at $BENCH (build it, or set SHARDBENCH_BIN)"
 command -v nutcracker >/dev/null || die "nutcracker missing (tools/install-deps.sh)"
@@ -117,20 +120,27 @@ spread() {  # values... -> "median (min–max)"
   sorted="$(printf '%s\n' "$@" | sort -g)"
   echo "$(median "$@") ($(echo "$sorted" | head -n 1)–$(echo "$sorted" | tail -n 1))"
 }
+load() {  # port connections requests: one shardbench run, SET and GET, `requests` of each
+  "$BENCH" -p "$1" --threads 2 -c "$2" -n "$3" -t set,get -d 256 -r 100000 \
+    --time-limit "$TIME_LIMIT" --connect-timeout 20000 -q 2>&1
+}
 run() {  # name port pid connections
-  local name="$1" port="$2" pid="$3" conns="$4" t0 t1 peak=0 out sampler
+  local name="$1" port="$2" pid="$3" conns="$4" t0 t1 t2 peak=0 out sampler
   t0="$(ticks "$pid")"
+  out="$(load "$port" "$conns" "$conns")" ||
+    { echo "bench-connections: $name at $conns (short run): $out" >&2; exit 1; }
+  t1="$(ticks "$pid")"
   # The RSS while the connections are open: sampled every 0.2 s, the largest kept.
   (while kill -0 "$pid" 2>/dev/null; do rss_kib "$pid"; sleep 0.2; done) >"$SP_RUN_DIR/rss" &
   sampler=$!
-  out="$("$BENCH" -p "$port" --threads 2 -c "$conns" -n "$N" -t set,get -d 256 -r 100000 \
-    --time-limit "$TIME_LIMIT" --connect-timeout 20000 -q 2>&1)" ||
+  out="$(load "$port" "$conns" "$N")" ||
     { kill "$sampler" 2>/dev/null; echo "bench-connections: $name at $conns: $out" >&2; exit 1; }
   kill "$sampler" 2>/dev/null || true
   wait "$sampler" 2>/dev/null || true
-  t1="$(ticks "$pid")"
+  t2="$(ticks "$pid")"
   peak="$(sort -n "$SP_RUN_DIR/rss" | tail -n 1)"
-  add "$name/$conns/cpu" "$(awk -v t=$((t1 - t0)) -v r=$((2 * N)) -v hz="$TCK" 'BEGIN { printf "%.2f", t * 1e6 / hz / r }')"
+  add "$name/$conns/cpu" "$(awk -v t=$(((t2 - t1) - (t1 - t0))) -v r=$((2 * (N - conns))) -v hz="$TCK" \
+    'BEGIN { printf "%.2f", t * 1e6 / hz / r }')"
   add "$name/$conns/rss" "$(awk -v k="${peak:-0}" 'BEGIN { printf "%.1f", k / 1024 }')"
 }
 
@@ -145,7 +155,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 done
 
 echo
-echo "| proxy | connections | CPU µs/request | RSS while open (MiB) |"
+echo "| proxy | connections | CPU µs/request (marginal) | RSS while open (MiB) |"
 echo "|---|--:|--:|--:|"
 for name in shardproxy twemproxy; do
   for conns in "$C1" "$C2"; do

@@ -13,7 +13,7 @@ def test_small_run_prints_both_counts_for_both_proxies():
     env = dict(os.environ)
     out = subprocess.run(
         [os.path.join(REPO, "tools", "bench-connections.sh"), "-r", "1", "--connections",
-         "20,60", "-n", "4000", "--bin", env["SHARDPROXY_BIN"]],
+         "20,60", "-n", "10000", "--bin", env["SHARDPROXY_BIN"]],
         capture_output=True, text=True, timeout=240, cwd=REPO, env=env)
     assert out.returncode == 0, out.stdout + out.stderr
     for proxy in ("shardproxy", "twemproxy"):
