@@ -54,14 +54,11 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 export SHARDPROXY_BIN="$BIN"
 export SP_RUN_DIR="$(mktemp -d /tmp/shardproxy-conns.XXXXXX)"
-NC_PID=""
+export SP_TWEMPROXY_DIR="$SP_RUN_DIR/twemproxy"
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
-  if [ -n "$NC_PID" ] && kill -0 "$NC_PID" 2>/dev/null; then
-    kill -TERM "$NC_PID" 2>/dev/null || true
-    wait "$NC_PID" 2>/dev/null || true
-  fi
+  tools/twemproxy.sh stop >/dev/null 2>&1 || true
   tools/local-shards.sh stop >/dev/null || true
   rm -rf "$SP_RUN_DIR"
   exit $rc
@@ -70,39 +67,12 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-free_port() {
-  /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 tools/local-shards.sh start 4 --proxy --workers 1 >/dev/null
 SP_PORT="$(cat "$SP_RUN_DIR/proxy.port")"
 SP_PID="$(cat "$SP_RUN_DIR/proxy.pid")"
-SHARDS=""
-for i in 0 1 2 3; do
-  SHARDS+="   - 127.0.0.1:$(cat "$SP_RUN_DIR/shard$i.port"):1 shard$i"$'\n'
-done
-NC_PORT="$(free_port)"
-cat >"$SP_RUN_DIR/nutcracker.yml" <<EOF
-conns:
-  listen: 127.0.0.1:$NC_PORT
-  hash: crc16
-  hash_tag: "{}"
-  distribution: modula
-  redis: true
-  server_connections: 1
-  auto_eject_hosts: false
-  preconnect: true
-  timeout: 5000
-  servers:
-$SHARDS
-EOF
-nutcracker -c "$SP_RUN_DIR/nutcracker.yml" -a 127.0.0.1 -s "$(free_port)" \
-  -p "$SP_RUN_DIR/nutcracker.pid" -o "$SP_RUN_DIR/nutcracker.log" </dev/null &
-NC_PID=$!
-for _ in $(seq 1 100); do
-  redis-cli -h 127.0.0.1 -p "$NC_PORT" PING 2>/dev/null | grep -q PONG && break
-  sleep 0.1
-done
+NC_ADDR="$(tools/twemproxy.sh start "$(cat "$SP_RUN_DIR/shards")")"
+NC_PORT="${NC_ADDR##*:}"
+NC_PID="$(cat "$SP_TWEMPROXY_DIR/pid")"
 
 TCK="$(getconf CLK_TCK)"
 ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
