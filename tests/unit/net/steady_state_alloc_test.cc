@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -191,7 +192,11 @@ TEST(SteadyStateAllocTest, WarmedUpPipelineAllocatesNothing) {
 
   int client = connectTo(port);
   ASSERT_GE(client, 0);
-  for (int i = 0; i < 200; ++i) {
+  // Warm up for longer than the worker's 1-second timers (backend pings, buffer trim), so that
+  // each has fired at least once while requests were in flight: the measured window may span
+  // such a firing when the machine is slow (a sanitizer build beside other jobs).
+  const auto warm_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1200);
+  for (int i = 0; i < 200 || std::chrono::steady_clock::now() < warm_until; ++i) {
     ASSERT_TRUE(pipelineRound(client, 100));
   }
   g_allocations = 0;
