@@ -1,4 +1,4 @@
-"""Client writes through io_uring, and the send(2) path beside it.
+"""Client writes and socket reads through io_uring, and the send(2) and libuv paths beside them.
 
 Starts 2 redis-server shards and shardproxy (SHARDPROXY_BIN, 1 worker, so that every client's
 writes meet in one worker's loop turns) on free loopback ports, once with the ring (the default)
@@ -6,8 +6,10 @@ and once with --no-io-uring. Many pipelining clients wait on shards held by CLIE
 replies complete together and leave in one turn: with the ring, those writes go out in shared
 submissions. Every client must get exactly its own replies, in order; large values must come
 through whole (short writes, then the queued uv_write); INFO, PROXY CONFIG and /metrics must say
-which path ran. Where the kernel refuses io_uring the proxy logs why and uses send(2); the ring
-assertions then skip, naming the log line. Every process is stopped by PID (sp_procs.Processes).
+which path ran. Reads: a client paused at its in-flight limit many times over must still get
+every reply in order, and the reads must be counted where they ran. Where the kernel refuses
+io_uring the proxy logs why and uses send(2) (or libuv's reads); the ring assertions then skip,
+naming the log line. Every process is stopped by PID (sp_procs.Processes).
 """
 
 import re
@@ -156,3 +158,51 @@ def test_the_chosen_path_is_reported(proxy):
         [line for line in text.splitlines() if "io_uring" in line]
     assert "shardproxy_client_write_batches_total" in text
     assert "shardproxy_client_batched_writes_total" in text
+
+
+def test_reads_are_reported_where_they_ran(proxy):
+    port, ring = proxy["port"], proxy["mode"] == "ring"
+    api = info_field(port, "server", "socket_read_api")
+    if ring and api != "io_uring":
+        pytest.skip("io_uring reads are not usable here: " + proxy["procs"].log("proxy"))
+    assert api == ("io_uring" if ring else "libuv")
+    before = int(info_field(port, "stats", "io_uring_reads"))
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        for k in range(20):
+            s.sendall(resp("SET", "reads:%d" % k, "v"))
+            assert read_exactly(s, 5) == b"+OK\r\n"
+    reads = int(info_field(port, "stats", "io_uring_reads")) - before
+    if ring:
+        assert reads >= 40, "each request is one client read and one shard read: %d" % reads
+    else:
+        assert reads == 0
+    _, body = http_get("http://127.0.0.1:%d/metrics" % proxy["metrics"])
+    text = body.decode() if isinstance(body, bytes) else body
+    assert re.search(r"^shardproxy_io_uring_read_workers %s$" % ("1" if ring else "0"), text,
+                     re.M), [line for line in text.splitlines() if "io_uring" in line]
+    assert "shardproxy_io_uring_reads_total" in text
+
+
+def test_a_client_paused_at_its_inflight_limit_gets_every_reply_in_order(proxy):
+    # 20,000 pipelined requests sent at once, far past limits.max_inflight_per_client (1,024):
+    # the proxy stops and restarts reading this client again and again (with the ring, by
+    # cancelling and re-arming its receive).
+    port = proxy["port"]
+    paused_before = int(info_field(port, "stats", "client_reads_paused"))
+    count = 20000
+    requests, expected, seen = [], [], {}
+    for k in range(count):
+        key = "paused:%d" % (k % 7)
+        seen[key] = seen.get(key, 0) + 1
+        requests.append(resp("INCR", key))
+        expected.append(b":%d\r\n" % seen[key])
+    expected = b"".join(expected)
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        # Sent from a thread: the proxy stops reading while the replies wait to be read here.
+        sender = threading.Thread(target=s.sendall, args=(b"".join(requests),))
+        sender.start()
+        got = read_exactly(s, len(expected))
+        sender.join(30)
+    assert got == expected, "replies differ at byte %d" % next(
+        k for k in range(min(len(got), len(expected))) if got[k] != expected[k])
+    assert int(info_field(port, "stats", "client_reads_paused")) > paused_before

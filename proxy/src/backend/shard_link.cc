@@ -50,7 +50,14 @@ void ShardLink::onConnected(int status) {
     uv_tcp_nodelay(&socket_.tcp, 1);
     worker_.setKeepAlive(&socket_.tcp);
   }
-  uv_read_start(&socket_.stream, &ShardLink::onAllocCb, &ShardLink::onReadCb);
+  net::RingLoop& ring = worker_.ringReads();
+  if (tls_ == nullptr && ring.active()) {
+    uv_os_fd_t fd = -1;
+    uv_fileno(&socket_.handle, &fd);
+    ring_slot_ = ring.add(fd, this);
+  } else {
+    uv_read_start(&socket_.stream, &ShardLink::onAllocCb, &ShardLink::onReadCb);
+  }
   if (tls_ == nullptr) {
     goUp();
   } else if (tls_->startHandshake()) {
@@ -160,8 +167,24 @@ void ShardLink::onRead(ssize_t nread) {
   } else if (!decryptTls(static_cast<size_t>(nread))) {
     return;
   }
+  frameReplies(static_cast<size_t>(nread));
+}
+
+void ShardLink::onRingData(const char* data, size_t size) {
+  if (state_ != State::kUp) {
+    return;  // closed; the ring's remove() is on its way
+  }
+  in_.append(data, size);
+  frameReplies(size);
+}
+
+void ShardLink::onRingEnd(int error) {
+  onRead(error == 0 ? UV_EOF : error);  // the link fails; close() removes the slot
+}
+
+void ShardLink::frameReplies(size_t nread) {
   in_peak_ = std::max(in_peak_, in_.size());
-  role_.onLinkRead(static_cast<size_t>(nread));
+  role_.onLinkRead(nread);
   while (!in_.empty() && state_ == State::kUp) {
     size_t consumed = 0;
     resp::ReplyInfo info;
@@ -226,7 +249,12 @@ void ShardLink::protocolError(std::string_view what) {
 
 void ShardLink::close(bool keep_out) {
   if (state_ != State::kClosed) {  // the socket is open
-    uv_read_stop(&socket_.stream);
+    if (ring_slot_ != net::RingLoop::kNoSlot) {
+      worker_.ringReads().remove(ring_slot_);  // before uv_close closes the socket
+      ring_slot_ = net::RingLoop::kNoSlot;
+    } else {
+      uv_read_stop(&socket_.stream);
+    }
     closing_ = true;
     uv_close(&socket_.handle, &ShardLink::onCloseCb);
   }

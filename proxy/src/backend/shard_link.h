@@ -26,6 +26,7 @@
 
 #include "backend/stream_socket.h"
 #include "core/buffer.h"
+#include "net/ring_loop.h"
 #include "resp/reply_scanner.h"
 #include "route/topology.h"
 #include "tls/tls_channel.h"
@@ -36,7 +37,7 @@ class Worker;
 
 namespace sp::backend {
 
-class ShardLink {
+class ShardLink final : public net::RingLoop::Reader {
  public:
   enum class State : uint8_t { kClosed, kConnecting, kUp };
   // Whether a failure counts as a failed connect (the shard's connect_failures) or not.
@@ -129,6 +130,10 @@ class ShardLink {
 
   void onConnected(int status);
   void onRead(ssize_t nread);
+  // Plain links read through the worker's ring when it has one (net::RingLoop).
+  void onRingData(const char* data, size_t size) override;
+  void onRingEnd(int error) override;
+  void frameReplies(size_t nread);  // after `nread` bytes reached in_: hands complete replies over
   // backend.tls: ciphertext read into the worker's buffer, decrypted into in_; false once the
   // link failed or there is nothing to frame.
   bool decryptTls(size_t nread);
@@ -142,6 +147,7 @@ class ShardLink {
   bool closing_ = false;          // uv_close issued, its callback not yet run
   bool writing_ = false;          // a uv_write of write_buf_ is in flight
   StreamSocket socket_{};
+  net::RingLoop::Slot ring_slot_ = net::RingLoop::kNoSlot;
   uv_connect_t connect_req_{};
   uv_write_t write_req_{};
   Buffer out_;                            // bytes not yet handed to the kernel

@@ -197,14 +197,15 @@ double percentile(const std::array<uint64_t, metrics::kLatencyBuckets>& buckets,
   return static_cast<double>(metrics::kLatencyBoundsUs.back());
 }
 
-// How the workers send client writes: "io_uring" (every worker batches them through a ring),
-// "send" (none does: io_uring off or refused), or "mixed".
-std::string clientWriteApi(const ProxyContext& context) {
+// How the workers use io_uring for `gauge`: `on` when every worker does, `off` when none
+// does (io_uring: false, or a kernel that refuses it), else "mixed".
+std::string ringUse(const ProxyContext& context, Counter WorkerStats::*gauge, const char* on,
+                    const char* off) {
   size_t ring = 0;
   for (const Worker* w : context.workers) {
-    ring += w->stats().io_uring_workers.get() != 0 ? 1 : 0;
+    ring += (w->stats().*gauge).get() != 0 ? 1 : 0;
   }
-  return ring == 0 ? "send" : (ring == context.workers.size() ? "io_uring" : "mixed");
+  return ring == 0 ? off : (ring == context.workers.size() ? on : "mixed");
 }
 
 InfoCounters collectCounters(const ProxyContext& context) {
@@ -230,6 +231,7 @@ InfoCounters collectCounters(const ProxyContext& context) {
     c.writes += s.client_writes.get();
     c.ring_writes += s.ring_writes.get();
     c.ring_submits += s.ring_submits.get();
+    c.ring_reads += s.ring_reads.get();
     size_t i = 0;
     s.commands_by_name.forEach([&](const resp::CommandInfo& cmd, const CommandStats& cs) {
       if (c.by_command.size() <= i) {
@@ -300,7 +302,10 @@ std::string infoReport(const ProxyContext& context, std::string_view sections, b
     line(out, "arch_bits", static_cast<uint64_t>(sizeof(void*) * 8));
     line(out, "monotonic_clock", std::string("POSIX clock_gettime"));
     line(out, "multiplexing_api", std::string("libuv"));
-    line(out, "client_write_api", clientWriteApi(context));
+    line(out, "client_write_api",
+         ringUse(context, &WorkerStats::io_uring_workers, "io_uring", "send"));
+    line(out, "socket_read_api",
+         ringUse(context, &WorkerStats::io_uring_read_workers, "io_uring", "libuv"));
     line(out, "atomicvar_api", std::string("c11-builtin"));
     line(out, "gcc_version",
          std::to_string(__GNUC__) + "." + std::to_string(__GNUC_MINOR__) + "." +
@@ -451,6 +456,7 @@ std::string infoReport(const ProxyContext& context, std::string_view sections, b
     line(out, "client_reads_paused", c.paused);
     line(out, "io_uring_batched_writes", c.ring_writes);
     line(out, "io_uring_submits", c.ring_submits);
+    line(out, "io_uring_reads", c.ring_reads);
     line(out, "slow_requests", c.slow);
     line(out, "acl_access_denied_auth", c.auth_failures);  // Redis 7.2's name for failed AUTHs
     line(out, "config_reloads_ok", context.reloads.succeeded.load());

@@ -69,6 +69,12 @@ class FlushBatch {
 
   // The check phase; public for tests that drive a batch without a loop turn.
   void run();
+  // run() between start() and close(): the ring loop's end of turn.
+  void runIfStarted() {
+    if (started_ && !closed_) {
+      run();
+    }
+  }
 
  private:
   static constexpr int kRounds = 8;

@@ -33,7 +33,8 @@ InfoCounters InfoBaseline::since(InfoCounters now) const {
                              {&now.reads, b.reads},
                              {&now.writes, b.writes},
                              {&now.ring_writes, b.ring_writes},
-                             {&now.ring_submits, b.ring_submits}}) {
+                             {&now.ring_submits, b.ring_submits},
+                             {&now.ring_reads, b.ring_reads}}) {
     less(*field, base);
   }
   for (size_t i = 0; i < now.by_command.size() && i < b.by_command.size(); ++i) {

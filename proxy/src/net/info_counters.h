@@ -33,6 +33,7 @@ struct InfoCounters {
   uint64_t perr_client = 0, perr_backend = 0, out_limit = 0, paused = 0, in = 0, sent = 0;
   uint64_t slow = 0, auth_failures = 0, errors = 0, reads = 0, writes = 0;
   uint64_t ring_writes = 0, ring_submits = 0;  // client writes sent through io_uring, submissions
+  uint64_t ring_reads = 0;                     // socket reads completed through io_uring
   std::vector<Command> by_command;             // in the command table's order
   std::map<std::string, uint64_t> by_code;  // error replies by code, sorted as redis-server lists
 };

@@ -218,6 +218,7 @@ void Worker::run() {
   startIdleTimer();
   flushes_.start(&loop_);
   startSendRing();
+  startReadRing();
   drain_timer_ = timers_->timer("worker.drain", [this] { onDrainTimer(); });
   ping_timer_ = timers_->timer("worker.ping", [this] { onPingTimer(); });
   clients_->start();
@@ -231,7 +232,11 @@ void Worker::run() {
   // Non-zero from here on: startThread waits for the first beat.
   heartbeat_ms_.store(std::max<uint64_t>(uv_now(&loop_), 1), std::memory_order_release);
   heartbeat_ms_.notify_all();
-  uv_run(&loop_, UV_RUN_DEFAULT);
+  if (ring_reads_.active()) {
+    ring_reads_.run();
+  } else {
+    uv_run(&loop_, UV_RUN_DEFAULT);
+  }
   spdlog::debug("worker {}: stopped", index_);
 }
 
@@ -251,6 +256,22 @@ void Worker::startSendRing() {
   if (!logged.exchange(true)) {
     spdlog::debug("client writes go out through io_uring, one submission per loop turn");
   }
+}
+
+void Worker::startReadRing() {
+  ring_reads_.countInto(&stats_.ring_reads);
+  if (!config_->io_uring) {
+    return;
+  }
+  std::string why;
+  // A turn's completions are followed by the flush batch, as libuv's check phase follows I/O.
+  if (!ring_reads_.start(
+          &loop_, [this] { flushes_.runIfStarted(); }, &why)) {
+    spdlog::warn("worker {}: socket reads use libuv: io_uring reads are not usable here ({})",
+                 index_, why);
+    return;
+  }
+  stats_.io_uring_read_workers.set(1);
 }
 
 void Worker::startListening() {

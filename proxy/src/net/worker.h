@@ -24,6 +24,7 @@
 #include "net/flush_batch.h"
 #include "net/listener.h"
 #include "net/proxy_context.h"
+#include "net/ring_loop.h"
 #include "net/slow_log.h"
 #include "net/timers.h"
 #include "net/worker_parts.h"
@@ -108,6 +109,8 @@ class Worker {
 
   // Output batching: connections with bytes to send (or input to resume) mark themselves here.
   FlushBatch& flushes() { return flushes_; }
+  // Socket reads through io_uring (active() false: libuv reads them).
+  RingLoop& ringReads() { return ring_reads_; }
 
  private:
   static constexpr size_t kReadBufferSize = 64 * 1024;
@@ -146,6 +149,7 @@ class Worker {
   void applyLimits();  // parser limits and slow log from config_
   void startPingTimer();
   void startSendRing();  // io_uring: client writes in one submission per turn, else send(2)
+  void startReadRing();  // io_uring: socket reads and the wait, else libuv's
 
   int index_;
   ProxyContext& context_;
@@ -187,6 +191,7 @@ class Worker {
   uint32_t ping_interval_ms_ = 0;
   std::unique_ptr<char[]> read_buffer_;
   FlushBatch flushes_;
+  RingLoop ring_reads_;
   // Built in the constructor, destroyed first in the destructor: the shard side, then the clients.
   std::unique_ptr<ShardSide> shards_;
   std::unique_ptr<ClientSide> clients_;

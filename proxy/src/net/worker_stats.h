@@ -72,6 +72,12 @@ const char* backendStateName(BackendState state);
     "io_uring submissions of client writes: one system call for a loop turn's writes", "", "") \
   X(ring_writes, Counter, kCounter, "shardproxy_client_batched_writes_total",                  \
     "Client writes sent in io_uring submissions", "", "")                                      \
+  X(io_uring_read_workers, Counter, kGauge, "shardproxy_io_uring_read_workers",                \
+    "Workers reading plain client and shard sockets through io_uring (1 each; 0: libuv's "     \
+    "reads)",                                                                                  \
+    "", "")                                                                                    \
+  X(ring_reads, Counter, kCounter, "shardproxy_io_uring_reads_total",                          \
+    "Socket reads completed through io_uring, without a read system call", "", "")             \
   X(bytes_in, HotCounter, kCounter, "shardproxy_client_received_bytes_total",                  \
     "Bytes read from client connections", "", "")                                              \
   X(bytes_out, HotCounter, kCounter, "shardproxy_client_sent_bytes_total",                     \

@@ -79,8 +79,73 @@ void ClientSession::start(bool unix_socket, std::shared_ptr<const tls::TlsContex
   last_active_ms_ = worker_.timers().nowMs();
   SessionState::onAccept(*this);  // clients that must AUTH first
   reading_ = true;
-  uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &ClientSession::onAllocCb,
-                &ClientSession::onReadCb);
+  startReads();
+}
+
+void ClientSession::startReads() {
+  net::RingLoop& ring = worker_.ringReads();
+  if (ring_slot_ != net::RingLoop::kNoSlot) {
+    ring.resume(ring_slot_);
+  } else if (tls_ == nullptr && ring.active()) {
+    uv_os_fd_t fd = -1;
+    uv_fileno(reinterpret_cast<uv_handle_t*>(&tcp_), &fd);
+    ring_slot_ = ring.add(fd, this);
+  } else {
+    uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &ClientSession::onAllocCb,
+                  &ClientSession::onReadCb);
+  }
+}
+
+void ClientSession::stopReads() {
+  if (ring_slot_ != net::RingLoop::kNoSlot) {
+    worker_.ringReads().pause(ring_slot_);
+  } else {
+    uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+  }
+}
+
+void ClientSession::onRingData(const char* data, size_t size) {
+  if (closing_) {
+    return;
+  }
+  last_active_ms_ = worker_.timers().nowMs();
+  worker_.stats().bytes_in.add(size);
+  worker_.stats().client_reads.add();
+  try {
+    if (in_ == nullptr || in_->empty()) {
+      const std::string_view view(data, size);
+      const size_t used = processInput(view);
+      if (used < view.size() && !input_stopped_ && !closing_) {
+        if (in_ == nullptr) {
+          in_ = worker_.buffers().acquire();
+        }
+        in_->append(view.substr(used));
+      }
+      return;
+    }
+    in_->append(std::string_view(data, size));
+    const size_t used = processInput(in_->view());
+    if (in_ != nullptr) {
+      in_->consume(used);
+      if (in_->empty() || input_stopped_) {
+        worker_.buffers().release(in_);
+        in_ = nullptr;
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    if (worker_.logLimiter().allow()) {
+      spdlog::warn("worker {}: client {} closed: out of memory", worker_.index(), id_);
+    }
+    close(kOutOfMemory);
+  }
+}
+
+void ClientSession::onRingEnd(int error) {
+  if (error == 0) {
+    close(net::CloseReason::kClientClosed);
+  } else {
+    close(net::CloseReason::kError, uv_strerror(error));
+  }
 }
 
 void ClientSession::refuseConnection(std::string_view error_line) {
@@ -609,8 +674,7 @@ void ClientSession::updateReading() {
   const bool want = !input_stopped_ && mayRead();
   if (want && !reading_) {
     reading_ = true;
-    uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &ClientSession::onAllocCb,
-                  &ClientSession::onReadCb);
+    startReads();
     if (tls_ != nullptr && tls_->hasBufferedInput() && !resume_pending) {
       // Decrypted requests wait in the channel, and no new byte need arrive to fetch them.
       worker_.flushes().markResume(this);
@@ -620,7 +684,7 @@ void ClientSession::updateReading() {
     if (!input_stopped_) {
       worker_.stats().reads_paused.add();
     }
-    uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+    stopReads();
   }
 }
 
@@ -795,10 +859,13 @@ void ClientSession::close(net::CloseReason why, std::string_view detail) {
   spdlog::trace("worker {}: client {} closed: {}{}{}", worker_.index(), id_,
                 net::kCloseReasonTexts[static_cast<size_t>(why)], detail.empty() ? "" : ": ",
                 detail);
-  if (reading_) {
-    reading_ = false;
+  if (ring_slot_ != net::RingLoop::kNoSlot) {
+    worker_.ringReads().remove(ring_slot_);  // before uv_close closes the socket
+    ring_slot_ = net::RingLoop::kNoSlot;
+  } else if (reading_) {
     uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
   }
+  reading_ = false;
   while (!fifo_.empty()) {
     PendingRequest* request = fifo_.pop();
     if (!request->done && request->outstanding > 0) {

@@ -42,7 +42,9 @@ class Worker;
 
 namespace sp::session {
 
-class ClientSession final : public net::Flushable, public net::SendBatch::Sender {
+class ClientSession final : public net::Flushable,
+                            public net::SendBatch::Sender,
+                            public net::RingLoop::Reader {
  public:
   ClientSession(net::Worker& worker, uint64_t id);
   ClientSession(const ClientSession&) = delete;
@@ -60,6 +62,9 @@ class ClientSession final : public net::Flushable, public net::SendBatch::Sender
   void flush() override;               // the worker's check phase (net::FlushBatch)
   void resume() override;              // the same, after markResume
   void sent(ssize_t result) override;  // flush()'s write, sent with the round's (SendBatch)
+  // A plain client's reads through the worker's ring (net::RingLoop).
+  void onRingData(const char* data, size_t size) override;
+  void onRingEnd(int error) override;
   bool idle() const { return fifo_.empty() && pendingOutput() == 0; }
   // limits.timeout: milliseconds (loop time) since the client last sent or was sent a byte; 0
   // while it may not time out, as in redis-server: a request in flight (a blocking command
@@ -114,6 +119,8 @@ class ClientSession final : public net::Flushable, public net::SendBatch::Sender
   static void onCloseCb(uv_handle_t* handle);
 
   void onRead(ssize_t nread, const uv_buf_t* buf);
+  void startReads();  // through the ring for a plain client when the worker has one, else libuv
+  void stopReads();
   void consumeInput(size_t nread, const uv_buf_t* buf);  // onRead's work; may throw bad_alloc
   // TLS: where the next bytes go (the alloc callback's choice for a plain read).
   bool plainReadBuffer(uv_buf_t* buf);
@@ -161,6 +168,7 @@ class ClientSession final : public net::Flushable, public net::SendBatch::Sender
   bool closing_ = false;
   bool unix_socket_ = false;
   bool reading_ = false;
+  net::RingLoop::Slot ring_slot_ = net::RingLoop::kNoSlot;  // reads through the worker's ring
   bool input_stopped_ = false;      // QUIT or protocol error: ignore anything after it
   bool close_after_flush_ = false;  // close once the output is written
   // The request at the front of the input waits for the FIFO to empty (SessionState lanes).

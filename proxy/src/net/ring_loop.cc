@@ -1,0 +1,412 @@
+// RingLoop: multishot receives into provided buffers, and the worker's wait in io_uring_enter
+// with libuv's epoll descriptor polled through the ring.
+#include "net/ring_loop.h"
+
+#include <liburing.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include "core/assert.h"
+
+namespace sp::net {
+
+namespace {
+
+constexpr unsigned kEntries = 512;
+constexpr unsigned kCompletionEntries = 8192;
+constexpr uint16_t kBufferGroup = 1;
+constexpr unsigned kBufferCount = 64;  // a power of two
+constexpr size_t kBufferSize = 16 * 1024;
+constexpr uint64_t kPollTag = UINT64_MAX;        // the poll of libuv's descriptor
+constexpr uint64_t kIgnoreTag = UINT64_MAX - 1;  // cancels: their own completions say nothing
+
+std::string errnoText(const char* what, int err) {
+  return std::string(what) + ": " + std::strerror(err);
+}
+
+}  // namespace
+
+struct RingLoop::Ring {
+  io_uring ring{};
+  bool initialised = false;
+  bool registered = false;
+  io_uring_buf_ring* buffers = nullptr;  // the provided-buffer ring the kernel takes from
+  char* memory = nullptr;                // kBufferCount buffers of kBufferSize
+
+  ~Ring() {
+    if (registered) {
+      io_uring_unregister_buf_ring(&ring, kBufferGroup);
+    }
+    if (initialised) {
+      io_uring_queue_exit(&ring);
+    }
+    std::free(buffers);
+    std::free(memory);
+  }
+
+  char* buffer(uint16_t id) { return memory + static_cast<size_t>(id) * kBufferSize; }
+
+  void give(uint16_t id) {
+    io_uring_buf_ring_add(buffers, buffer(id), kBufferSize, id,
+                          io_uring_buf_ring_mask(kBufferCount), 0);
+    io_uring_buf_ring_advance(buffers, 1);
+  }
+
+  // A free submission entry; a full queue is submitted first.
+  io_uring_sqe* sqe() {
+    io_uring_sqe* s = io_uring_get_sqe(&ring);
+    if (s == nullptr) {
+      io_uring_submit(&ring);
+      s = io_uring_get_sqe(&ring);
+    }
+    SP_ASSERT(s != nullptr);
+    return s;
+  }
+
+  void prepRecv(int fd, uint64_t data) {
+    io_uring_sqe* s = sqe();
+    io_uring_prep_recv_multishot(s, fd, nullptr, 0, 0);
+    s->flags |= IOSQE_BUFFER_SELECT;
+    s->buf_group = kBufferGroup;
+    io_uring_sqe_set_data64(s, data);
+  }
+
+  void prepCancel(uint64_t data) {
+    io_uring_sqe* s = sqe();
+    io_uring_prep_cancel64(s, data, 0);
+    io_uring_sqe_set_data64(s, kIgnoreTag);
+  }
+
+  // Waits up to `ms` for one completion; false when none came.
+  bool waitOne(int ms, io_uring_cqe** cqe) {
+    __kernel_timespec ts{};
+    ts.tv_sec = ms / 1000;
+    ts.tv_nsec = static_cast<long long>(ms % 1000) * 1000000;
+    return io_uring_submit_and_wait_timeout(&ring, cqe, 1, &ts, nullptr) >= 0 && *cqe != nullptr;
+  }
+
+  // A multishot receive on one end of a socket pair must deliver a byte written to the other,
+  // into a provided buffer, and stay armed; its cancel must end it.
+  bool probe(std::string* why) {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+      *why = errnoText("socketpair", errno);
+      return false;
+    }
+    const bool ok = probeOn(sv[0], sv[1], why);
+    ::close(sv[0]);
+    ::close(sv[1]);
+    return ok;
+  }
+
+  bool probeOn(int fd, int peer, std::string* why) {
+    prepRecv(fd, 1);
+    if (const int rc = io_uring_submit(&ring); rc != 1) {
+      *why = errnoText("submit", rc < 0 ? -rc : EIO);
+      return false;
+    }
+    if (::write(peer, "x", 1) != 1) {
+      *why = errnoText("write", errno);
+      return false;
+    }
+    io_uring_cqe* cqe = nullptr;
+    if (!waitOne(1000, &cqe)) {
+      *why = "a multishot receive delivered nothing";
+      return false;
+    }
+    const int res = cqe->res;
+    const uint32_t flags = cqe->flags;
+    io_uring_cqe_seen(&ring, cqe);
+    if (res != 1 || (flags & IORING_CQE_F_BUFFER) == 0 || (flags & IORING_CQE_F_MORE) == 0) {
+      *why = res < 0 ? errnoText("multishot receive", -res)
+                     : std::string("a multishot receive ended after one delivery");
+      return false;
+    }
+    give(static_cast<uint16_t>(flags >> IORING_CQE_BUFFER_SHIFT));
+    prepCancel(1);
+    for (;;) {  // until the receive's last completion
+      if (!waitOne(1000, &cqe)) {
+        *why = "a cancelled receive never ended";
+        return false;
+      }
+      const uint64_t data = io_uring_cqe_get_data64(cqe);
+      const uint32_t f = cqe->flags;
+      io_uring_cqe_seen(&ring, cqe);
+      if ((f & IORING_CQE_F_BUFFER) != 0) {
+        give(static_cast<uint16_t>(f >> IORING_CQE_BUFFER_SHIFT));
+      }
+      if (data == 1 && (f & IORING_CQE_F_MORE) == 0) {
+        return true;
+      }
+    }
+  }
+};
+
+RingLoop::RingLoop() = default;
+RingLoop::~RingLoop() = default;
+
+bool RingLoop::start(uv_loop_t* loop, std::function<void()> turn_end, std::string* why) {
+  auto r = std::make_unique<Ring>();
+  io_uring_params params{};
+  // Deferred task work: completions are run when this thread waits in io_uring_enter, never by
+  // interrupting another system call (which would cost a second epoll_wait or read).
+  params.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_CQSIZE |
+                 IORING_SETUP_SUBMIT_ALL;
+  params.cq_entries = kCompletionEntries;
+  if (const int rc = io_uring_queue_init_params(kEntries, &r->ring, &params); rc < 0) {
+    *why = errnoText("io_uring_setup", -rc);
+    return false;
+  }
+  r->initialised = true;
+  if ((params.features & IORING_FEAT_EXT_ARG) == 0) {
+    *why = "io_uring_enter takes no timeout";
+    return false;
+  }
+  void* ring_memory = nullptr;
+  if (posix_memalign(&ring_memory, 4096, kBufferCount * sizeof(io_uring_buf)) != 0) {
+    *why = "out of memory";
+    return false;
+  }
+  r->buffers = static_cast<io_uring_buf_ring*>(ring_memory);
+  r->memory = static_cast<char*>(std::malloc(kBufferCount * kBufferSize));
+  if (r->memory == nullptr) {
+    *why = "out of memory";
+    return false;
+  }
+  io_uring_buf_ring_init(r->buffers);
+  io_uring_buf_reg reg{};
+  reg.ring_addr = reinterpret_cast<uintptr_t>(r->buffers);
+  reg.ring_entries = kBufferCount;
+  reg.bgid = kBufferGroup;
+  if (const int rc = io_uring_register_buf_ring(&r->ring, &reg, 0); rc < 0) {
+    *why = errnoText("provided buffers", -rc);
+    return false;
+  }
+  r->registered = true;
+  for (unsigned id = 0; id < kBufferCount; ++id) {
+    r->give(static_cast<uint16_t>(id));
+  }
+  if (!r->probe(why)) {
+    return false;
+  }
+  ring_ = std::move(r);
+  loop_ = loop;
+  turn_end_ = std::move(turn_end);
+  return true;
+}
+
+RingLoop::Slot RingLoop::add(int fd, Reader* reader) {
+  Slot slot;
+  if (!free_.empty()) {
+    slot = free_.back();
+    free_.pop_back();
+  } else {
+    slot = static_cast<Slot>(entries_.size());
+    entries_.emplace_back();
+  }
+  Entry& e = entries_[slot];
+  e = Entry{};
+  e.used = true;
+  e.reader = reader;
+  e.fd = fd;
+  e.want = true;
+  arm(slot);
+  return slot;
+}
+
+void RingLoop::arm(Slot slot) {
+  Entry& e = entries_[slot];
+  if (e.armed) {
+    return;
+  }
+  ring_->prepRecv(e.fd, slot);
+  e.armed = true;
+  e.cancelled = false;
+  ++armed_;
+}
+
+void RingLoop::cancel(Slot slot) {
+  Entry& e = entries_[slot];
+  if (e.armed && !e.cancelled) {
+    ring_->prepCancel(slot);
+    e.cancelled = true;
+  }
+}
+
+void RingLoop::pause(Slot slot) {
+  entries_[slot].want = false;
+  cancel(slot);
+}
+
+void RingLoop::resume(Slot slot) {
+  Entry& e = entries_[slot];
+  e.want = true;
+  if (e.end != kNoEnd) {
+    ends_.push_back(slot);  // the end that came while paused is told on the next turn
+    return;
+  }
+  if (!e.armed) {
+    arm(slot);
+  }
+}
+
+void RingLoop::remove(Slot slot) {
+  Entry& e = entries_[slot];
+  e.reader = nullptr;
+  e.want = false;
+  if (e.armed) {
+    cancel(slot);  // released on the receive's last completion
+  } else {
+    release(slot);
+  }
+}
+
+void RingLoop::release(Slot slot) {
+  entries_[slot] = Entry{};
+  free_.push_back(slot);
+}
+
+void RingLoop::onCompletion(uint64_t data, int res, uint32_t flags) {
+  if (data == kIgnoreTag) {
+    return;
+  }
+  if (data == kPollTag) {
+    poll_armed_ = false;
+    uv_due_ = true;
+    return;
+  }
+  const auto slot = static_cast<Slot>(data);
+  if ((flags & IORING_CQE_F_BUFFER) != 0) {
+    const auto id = static_cast<uint16_t>(flags >> IORING_CQE_BUFFER_SHIFT);
+    if (res > 0 && entries_[slot].reader != nullptr) {
+      if (reads_ != nullptr) {
+        reads_->add();
+      }
+      // The reader may add, pause or remove entries: entries_ is indexed afresh below.
+      entries_[slot].reader->onRingData(ring_->buffer(id), static_cast<size_t>(res));
+    }
+    ring_->give(id);
+  }
+  if ((flags & IORING_CQE_F_MORE) != 0) {
+    return;
+  }
+  Entry& e = entries_[slot];
+  e.armed = false;
+  --armed_;
+  if (e.reader == nullptr) {
+    release(slot);
+    return;
+  }
+  if (res > 0 || res == -ECANCELED) {
+    if (e.want) {
+      arm(slot);  // ended by a cancel that resume() overtook, or by the kernel (a full queue)
+    }
+    return;
+  }
+  if (res == -ENOBUFS) {
+    if (e.want) {
+      rearm_.push_back(slot);  // once this turn's buffers are back
+    }
+    return;
+  }
+  // End of stream or an error. While paused it waits, as libuv would not have read it yet.
+  e.end = res;
+  if (e.want) {
+    ends_.push_back(slot);
+  }
+}
+
+void RingLoop::armPoll() {
+  if (poll_armed_ || uv_done_) {
+    return;
+  }
+  io_uring_sqe* s = ring_->sqe();
+  io_uring_prep_poll_add(s, uv_backend_fd(loop_), POLLIN);
+  io_uring_sqe_set_data64(s, kPollTag);
+  poll_armed_ = true;
+}
+
+bool RingLoop::turn() {
+  if (uv_due_ && !uv_done_) {
+    uv_due_ = false;
+    if (uv_run(loop_, UV_RUN_NOWAIT) == 0) {
+      uv_done_ = true;
+      if (poll_armed_) {
+        ring_->prepCancel(kPollTag);
+      }
+    }
+  }
+  if (uv_done_ && armed_ == 0 && !poll_armed_ && ends_.empty()) {
+    io_uring_submit(&ring_->ring);  // cancels of what has ended need no answer
+    return false;
+  }
+  int timeout = uv_done_ ? -1 : uv_backend_timeout(loop_);
+  if (!ends_.empty() || !rearm_.empty()) {
+    timeout = 0;
+  }
+  if (timeout == 0) {
+    uv_due_ = !uv_done_;
+  }
+  armPoll();
+  io_uring* ring = &ring_->ring;
+  if (timeout == 0) {
+    io_uring_submit_and_get_events(ring);
+  } else if (timeout < 0) {
+    io_uring_submit_and_wait(ring, 1);
+  } else {
+    io_uring_cqe* cqe = nullptr;
+    __kernel_timespec ts{};
+    ts.tv_sec = timeout / 1000;
+    ts.tv_nsec = static_cast<long long>(timeout % 1000) * 1000000;
+    if (io_uring_submit_and_wait_timeout(ring, &cqe, 1, &ts, nullptr) == -ETIME) {
+      uv_due_ = true;  // a libuv timer is due
+    }
+  }
+  uv_update_time(loop_);
+  while (io_uring_cq_ready(ring) > 0) {
+    io_uring_cqe* cqe = nullptr;
+    if (io_uring_peek_cqe(ring, &cqe) != 0 || cqe == nullptr) {
+      break;
+    }
+    const uint64_t data = io_uring_cqe_get_data64(cqe);
+    const int res = cqe->res;
+    const uint32_t flags = cqe->flags;
+    io_uring_cqe_seen(ring, cqe);
+    onCompletion(data, res, flags);
+  }
+  scratch_.swap(ends_);
+  for (Slot slot : scratch_) {
+    Entry& e = entries_[slot];
+    if (e.reader != nullptr && e.want && e.end != kNoEnd) {
+      const int end = e.end;
+      e.end = kNoEnd;
+      e.want = false;
+      e.reader->onRingEnd(end);
+    }
+  }
+  scratch_.clear();
+  scratch_.swap(rearm_);
+  for (Slot slot : scratch_) {
+    if (entries_[slot].reader != nullptr && entries_[slot].want) {
+      arm(slot);
+    }
+  }
+  scratch_.clear();
+  if (turn_end_) {
+    turn_end_();
+  }
+  return true;
+}
+
+void RingLoop::run() {
+  while (turn()) {
+  }
+}
+
+}  // namespace sp::net

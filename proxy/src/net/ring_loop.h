@@ -1,0 +1,107 @@
+// RingLoop: a worker's socket reads through io_uring, and the loop's wait. Each plain client
+// socket and shard connection keeps one multishot receive armed on the worker's ring, with
+// buffers the kernel picks from a provided-buffer ring, so a read costs no system call. The
+// worker then waits in io_uring_enter instead of epoll_wait: libuv's own epoll descriptor is
+// polled through the ring, and the libuv loop runs (without blocking) only when that descriptor
+// is ready or a libuv timer or idle handle is due. A turn whose completions delivered requests
+// or replies ends with the flush batch, as libuv's check phase would run it. Without the kernel
+// features (multishot receive, provided buffers, deferred task work), start() says why and the
+// worker keeps libuv's reads and uv_run. Loop thread only.
+#pragma once
+
+#include <uv.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/counter.h"
+
+namespace sp::net {
+
+class RingLoop {
+ public:
+  // The receiving end of a socket's reads.
+  class Reader {
+   public:
+    // `size` > 0 bytes arrived; `data` is valid during the call only.
+    virtual void onRingData(const char* data, size_t size) = 0;
+    // Reads ended: 0 at end of stream, else a negative errno (libuv's UV_E* codes on Linux).
+    // No call follows for this slot unless it is armed again.
+    virtual void onRingEnd(int error) = 0;
+
+   protected:
+    ~Reader() = default;
+  };
+
+  using Slot = uint32_t;
+  static constexpr Slot kNoSlot = UINT32_MAX;
+
+  RingLoop();
+  ~RingLoop();
+  RingLoop(const RingLoop&) = delete;
+  RingLoop& operator=(const RingLoop&) = delete;
+
+  // Sets up the ring and its buffers and checks, on a socket pair, that a multishot receive
+  // delivers. False with *why when the kernel lacks a feature: the worker keeps libuv's reads.
+  // `turn_end` runs after each batch of completions (the worker's flush batch).
+  bool start(uv_loop_t* loop, std::function<void()> turn_end, std::string* why);
+  bool active() const { return ring_ != nullptr; }
+  // `reads` counts the receive completions that delivered bytes.
+  void countInto(Counter* reads) { reads_ = reads; }
+
+  // Starts reading `fd` into `reader`. The slot names it in the calls below.
+  Slot add(int fd, Reader* reader);
+  // Stops and restarts delivery (back-pressure). Bytes the kernel had already taken when pause()
+  // was called may still be delivered: the reader buffers them.
+  void pause(Slot slot);
+  void resume(Slot slot);
+  // The reader goes away: nothing is delivered to it from now on. Call before closing the fd.
+  void remove(Slot slot);
+
+  // Runs the loop until libuv's loop has nothing left and every receive has ended.
+  void run();
+
+  // One wait and its completions; for tests that drive the loop step by step. Returns false
+  // once the loop is done.
+  bool turn();
+
+ private:
+  struct Ring;
+  static constexpr int kNoEnd = 1;  // Entry::end: no end held back
+  struct Entry {
+    Reader* reader = nullptr;
+    int fd = -1;
+    bool want = false;       // delivery wanted (added and not paused)
+    bool armed = false;      // a receive is in the kernel
+    bool cancelled = false;  // its cancel was submitted
+    bool used = false;
+    int end = kNoEnd;  // an end of stream or error not yet told (it came while paused)
+  };
+
+  void arm(Slot slot);
+  void cancel(Slot slot);
+  void release(Slot slot);
+  void onCompletion(uint64_t data, int res, uint32_t flags);
+  void armPoll();
+  void returnBuffer(uint16_t id);
+
+  std::unique_ptr<Ring> ring_;
+  uv_loop_t* loop_ = nullptr;
+  std::function<void()> turn_end_;
+  std::vector<Entry> entries_;
+  std::vector<Slot> free_;
+  std::vector<Slot> rearm_;  // receives that ran out of buffers, armed again after the turn
+  std::vector<Slot> ends_;   // ends to tell at the end of the turn
+  std::vector<Slot> scratch_;
+  size_t armed_ = 0;         // receives in the kernel
+  bool poll_armed_ = false;  // the poll of libuv's descriptor is in the kernel
+  bool uv_due_ = true;       // libuv's loop has work: run it before the next wait
+  bool uv_done_ = false;     // libuv's loop has nothing left
+  Counter* reads_ = nullptr;
+};
+
+}  // namespace sp::net
