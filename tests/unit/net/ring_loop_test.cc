@@ -14,6 +14,8 @@
 #include <string>
 #include <thread>
 
+#include "unit/net/socket_pair.h"
+
 namespace sp::net {
 namespace {
 
@@ -31,24 +33,7 @@ class RecordingReader final : public RingLoop::Reader {
   int end = 1;
 };
 
-struct Pair {
-  int fds[2] = {-1, -1};
-  Pair() { EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0); }
-  ~Pair() {
-    for (int fd : fds) {
-      if (fd >= 0) {
-        ::close(fd);
-      }
-    }
-  }
-  void write(const std::string& s) {
-    ASSERT_EQ(::write(fds[1], s.data(), s.size()), static_cast<ssize_t>(s.size()));
-  }
-  void closePeer() {
-    ::close(fds[1]);
-    fds[1] = -1;
-  }
-};
+using Pair = SocketPair;
 
 class RingLoopTest : public ::testing::Test {
  protected:

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "unit/net/socket_pair.h"
+
 namespace sp::net {
 namespace {
 
@@ -23,32 +25,7 @@ class RecordingSender final : public SendBatch::Sender {
   std::vector<ssize_t> results;
 };
 
-struct Pair {
-  int fds[2] = {-1, -1};
-  Pair() { EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0); }
-  ~Pair() {
-    for (int fd : fds) {
-      if (fd >= 0) {
-        ::close(fd);
-      }
-    }
-  }
-  std::string drain() {
-    std::string got;
-    char buf[65536];
-    for (ssize_t n; (n = ::recv(fds[1], buf, sizeof buf, MSG_DONTWAIT)) > 0;) {
-      got.append(buf, static_cast<size_t>(n));
-    }
-    return got;
-  }
-  void fill() {
-    static const char kChunk[65536] = {};
-    for (size_t size : {sizeof kChunk, size_t{1}}) {  // until not even a byte fits
-      while (::send(fds[0], kChunk, size, MSG_DONTWAIT) > 0) {
-      }
-    }
-  }
-};
+using Pair = SocketPair;
 
 // Runs each test with the ring (where the kernel allows it) and without.
 class SendBatchTest : public ::testing::TestWithParam<bool> {
@@ -116,8 +93,7 @@ TEST_P(SendBatchTest, FullSocketShortWriteAndClosedPeerAreEachReportedToTheirOwn
   Pair full, roomy, shorter, closed;
   full.fill();
   // shorter: empty, so the big write goes in part.
-  ::close(closed.fds[1]);
-  closed.fds[1] = -1;
+  closed.closePeer();
   const std::string big(4 << 20, 'v');  // more than a socket pair buffers
   const std::string small = "+OK\r\n";
   RecordingSender s_full, s_roomy, s_short, s_closed;
