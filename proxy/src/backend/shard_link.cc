@@ -3,6 +3,7 @@
 #include "backend/shard_link.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "backend/send_queue.h"
 #include "core/assert.h"
@@ -174,8 +175,29 @@ void ShardLink::onRingData(const char* data, size_t size) {
   if (state_ != State::kUp) {
     return;  // closed; the ring's remove() is on its way
   }
-  in_.append(data, size);
-  frameReplies(size);
+  if (!in_.empty()) {
+    if (keep(std::string_view(data, size))) {  // the rest of a reply begun in an earlier read
+      frameReplies(size);
+    }
+    return;
+  }
+  // Replies are framed straight from the ring's buffer; only an incomplete last one is kept.
+  role_.onLinkRead(size);
+  const std::string_view view(data, size);
+  size_t used = 0;
+  if (frame(view, &used) && used < size && keep(view.substr(used))) {
+    in_peak_ = std::max(in_peak_, in_.size());
+  }
+}
+
+bool ShardLink::keep(std::string_view bytes) {
+  if (!in_.tryEnsureWritable(bytes.size())) {
+    onRead(UV_ENOBUFS);  // as when libuv's read finds no memory: the link fails
+    return false;
+  }
+  std::memcpy(in_.writePtr(), bytes.data(), bytes.size());
+  in_.commit(bytes.size());
+  return true;
 }
 
 void ShardLink::onRingEnd(int error) {
@@ -185,10 +207,21 @@ void ShardLink::onRingEnd(int error) {
 void ShardLink::frameReplies(size_t nread) {
   in_peak_ = std::max(in_peak_, in_.size());
   role_.onLinkRead(nread);
-  while (!in_.empty() && state_ == State::kUp) {
+  size_t used = 0;
+  if (!frame(in_.view(), &used)) {
+    return;
+  }
+  in_.consume(used);
+  if (keep_bytes_ != 0) {
+    in_.shrinkIfEmpty(keep_bytes_);  // after a large reply; smaller ones never reach the limit
+  }
+}
+
+bool ShardLink::frame(std::string_view data, size_t* used) {
+  while (*used < data.size() && state_ == State::kUp) {
     size_t consumed = 0;
     resp::ReplyInfo info;
-    const resp::ParseStatus st = scanner_.scan(in_.view(), &consumed, &info);
+    const resp::ParseStatus st = scanner_.scan(data.substr(*used), &consumed, &info);
     if (st == resp::ParseStatus::kIncomplete) {
       break;
     }
@@ -196,17 +229,15 @@ void ShardLink::frameReplies(size_t nread) {
       worker_.stats().protocol_errors_backend.add(scanner_.error());
       role_.onLinkFailed(std::string("protocol error: ") + resp::errorMessage(scanner_.error()),
                          Failure::kLink);
-      return;
+      return false;
     }
-    role_.onLinkReply(std::string_view(in_.readPtr(), consumed));
+    role_.onLinkReply(data.substr(*used, consumed));
     if (state_ != State::kUp) {
-      return;  // the reply closed the link (an AUTH or PING error, a released connection)
+      return false;  // the reply closed the link (an AUTH or PING error, a released connection)
     }
-    in_.consume(consumed);
+    *used += consumed;
   }
-  if (keep_bytes_ != 0) {
-    in_.shrinkIfEmpty(keep_bytes_);  // after a large reply; smaller ones never reach the limit
-  }
+  return state_ == State::kUp;
 }
 
 bool ShardLink::decryptTls(size_t nread) {

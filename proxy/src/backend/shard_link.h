@@ -134,6 +134,11 @@ class ShardLink final : public net::RingLoop::Reader {
   void onRingData(const char* data, size_t size) override;
   void onRingEnd(int error) override;
   void frameReplies(size_t nread);  // after `nread` bytes reached in_: hands complete replies over
+  // Hands the complete replies at the front of `data` to the role; *used: their bytes. False
+  // once the link failed or closed meanwhile.
+  bool frame(std::string_view data, size_t* used);
+  // Copies ring bytes into in_; false (the link failed) when the memory cannot be had.
+  bool keep(std::string_view bytes);
   // backend.tls: ciphertext read into the worker's buffer, decrypted into in_; false once the
   // link failed or there is nothing to frame.
   bool decryptTls(size_t nread);
