@@ -108,45 +108,18 @@ void ClientSession::onRingData(const char* data, size_t size) {
   if (closing_) {
     return;
   }
-  last_active_ms_ = worker_.timers().nowMs();
-  worker_.stats().bytes_in.add(size);
-  worker_.stats().client_reads.add();
-  try {
+  takeInput(size, [&] {
+    worker_.stats().client_reads.add();
     if (in_ == nullptr || in_->empty()) {
-      const std::string_view view(data, size);
-      const size_t used = processInput(view);
-      if (used < view.size() && !input_stopped_ && !closing_) {
-        if (in_ == nullptr) {
-          in_ = worker_.buffers().acquire();
-        }
-        in_->append(view.substr(used));
-      }
-      return;
+      consumeView(std::string_view(data, size));
+    } else {
+      in_->append(data, size);  // the rest of a request begun in an earlier read
+      consumeHeld();
     }
-    in_->append(std::string_view(data, size));
-    const size_t used = processInput(in_->view());
-    if (in_ != nullptr) {
-      in_->consume(used);
-      if (in_->empty() || input_stopped_) {
-        worker_.buffers().release(in_);
-        in_ = nullptr;
-      }
-    }
-  } catch (const std::bad_alloc&) {
-    if (worker_.logLimiter().allow()) {
-      spdlog::warn("worker {}: client {} closed: out of memory", worker_.index(), id_);
-    }
-    close(kOutOfMemory);
-  }
+  });
 }
 
-void ClientSession::onRingEnd(int error) {
-  if (error == 0) {
-    close(net::CloseReason::kClientClosed);
-  } else {
-    close(net::CloseReason::kError, uv_strerror(error));
-  }
-}
+void ClientSession::onRingEnd(int error) { onRead(error == 0 ? UV_EOF : error, nullptr); }
 
 void ClientSession::refuseConnection(std::string_view error_line) {
   if (tls_ != nullptr) {
@@ -207,16 +180,23 @@ void ClientSession::onRead(ssize_t nread, const uv_buf_t* buf) {
   if (nread == 0 || closing_) {
     return;
   }
-  last_active_ms_ = worker_.timers().nowMs();
-  worker_.stats().bytes_in.add(static_cast<size_t>(nread));  // TLS: the ciphertext
-  // A request or a reply too large for the memory left closes this client only; nothing thrown
-  // may cross libuv's C frames, and no other client or shard connection is touched.
-  try {
+  takeInput(static_cast<size_t>(nread), [&] {  // TLS: counts the ciphertext
     if (tls_ != nullptr) {
       onTlsRead(static_cast<size_t>(nread), buf);
     } else {
       consumeInput(static_cast<size_t>(nread), buf);
     }
+  });
+}
+
+template <typename Consume>
+void ClientSession::takeInput(size_t size, Consume consume) {
+  last_active_ms_ = worker_.timers().nowMs();
+  worker_.stats().bytes_in.add(size);
+  // A request or a reply too large for the memory left closes this client only; nothing thrown
+  // may cross libuv's C frames (or the ring's loop), and no other connection is touched.
+  try {
+    consume();
   } catch (const std::bad_alloc&) {
     if (worker_.logLimiter().allow()) {
       spdlog::warn("worker {}: client {} closed: out of memory", worker_.index(), id_);
@@ -269,16 +249,25 @@ void ClientSession::drainTls() {
 void ClientSession::consumeInput(size_t nread, const uv_buf_t* buf) {
   worker_.stats().client_reads.add();
   if (buf->base == worker_.readBuffer()) {
-    std::string_view data(buf->base, nread);
-    size_t used = processInput(data);
-    if (used < data.size() && !input_stopped_ && !closing_) {
-      in_ = worker_.buffers().acquire();
-      in_->append(data.substr(used));
-    }
+    consumeView(std::string_view(buf->base, nread));
     return;
   }
   in_->commit(nread);
-  size_t used = processInput(in_->view());
+  consumeHeld();
+}
+
+void ClientSession::consumeView(std::string_view data) {
+  const size_t used = processInput(data);
+  if (used < data.size() && !input_stopped_ && !closing_) {
+    if (in_ == nullptr) {
+      in_ = worker_.buffers().acquire();
+    }
+    in_->append(data.substr(used));
+  }
+}
+
+void ClientSession::consumeHeld() {
+  const size_t used = processInput(in_->view());
   if (in_ != nullptr) {
     in_->consume(used);
     if (in_->empty() || input_stopped_) {
@@ -694,14 +683,7 @@ void ClientSession::resume() {
     return;
   }
   if (in_ != nullptr && !in_->empty()) {
-    size_t used = processInput(in_->view());
-    if (in_ != nullptr) {
-      in_->consume(used);
-      if (in_->empty() || input_stopped_) {
-        worker_.buffers().release(in_);
-        in_ = nullptr;
-      }
-    }
+    consumeHeld();
   }
   updateReading();
   if (tls_ != nullptr && reading_ && tls_->hasBufferedInput()) {

@@ -122,6 +122,14 @@ class ClientSession final : public net::Flushable,
   void startReads();  // through the ring for a plain client when the worker has one, else libuv
   void stopReads();
   void consumeInput(size_t nread, const uv_buf_t* buf);  // onRead's work; may throw bad_alloc
+  // Counts `size` bytes read, then runs `consume`; out of memory there closes this client.
+  template <typename Consume>
+  void takeInput(size_t size, Consume consume);
+  // Bytes not held in in_ (the worker's read buffer, the ring's): parsed where they are, the
+  // incomplete rest kept in in_. May throw bad_alloc.
+  void consumeView(std::string_view data);
+  // The bytes held in in_, parsed; in_ goes back to the pool once empty. May throw bad_alloc.
+  void consumeHeld();
   // TLS: where the next bytes go (the alloc callback's choice for a plain read).
   bool plainReadBuffer(uv_buf_t* buf);
   // TLS: ciphertext read into the worker's buffer is fed to the channel, and what it decrypts to
