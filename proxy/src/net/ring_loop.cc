@@ -58,11 +58,16 @@ struct RingLoop::Ring {
     io_uring_buf_ring_advance(buffers, 1);
   }
 
+  uint64_t* submit_epoch = nullptr;  // the loop's count of submissions, advanced here too
+
   // A free submission entry; a full queue is submitted first.
   io_uring_sqe* sqe() {
     io_uring_sqe* s = io_uring_get_sqe(&ring);
     if (s == nullptr) {
       io_uring_submit(&ring);
+      if (submit_epoch != nullptr) {
+        ++*submit_epoch;
+      }
       s = io_uring_get_sqe(&ring);
     }
     SP_ASSERT(s != nullptr);
@@ -196,6 +201,7 @@ bool RingLoop::start(uv_loop_t* loop, std::function<void()> turn_end, std::strin
     return false;
   }
   ring_ = std::move(r);
+  ring_->submit_epoch = &submit_epoch_;
   loop_ = loop;
   turn_end_ = std::move(turn_end);
   return true;
@@ -227,6 +233,7 @@ void RingLoop::arm(Slot slot) {
   }
   ring_->prepRecv(e.fd, slot);
   e.armed = true;
+  e.armed_epoch = submit_epoch_;
   e.cancelled = false;
   ++armed_;
 }
@@ -260,11 +267,22 @@ void RingLoop::remove(Slot slot) {
   Entry& e = entries_[slot];
   e.reader = nullptr;
   e.want = false;
-  if (e.armed) {
-    cancel(slot);  // released on the receive's last completion
-  } else {
+  if (!e.armed) {
     release(slot);
+    return;
   }
+  cancel(slot);  // released on the receive's last completion
+  if (e.armed_epoch == submit_epoch_) {
+    // The receive has not reached the kernel yet, and the socket closes next: submitted later,
+    // it would find the number taken by the next socket opened and read that one's bytes. The
+    // receive and its cancel go in now, while the number is still this socket's.
+    submit();
+  }
+}
+
+void RingLoop::submit() {
+  io_uring_submit(&ring_->ring);
+  ++submit_epoch_;
 }
 
 void RingLoop::release(Slot slot) {
@@ -355,7 +373,7 @@ bool RingLoop::turn() {
     // costs one system call less than the ring's wait followed by libuv's turn. A receive added
     // meanwhile (a client accepted) is submitted with the next turn's wait.
     if (io_uring_sq_ready(&ring_->ring) > 0) {
-      io_uring_submit(&ring_->ring);
+      submit();
     }
     runLibuv(UV_RUN_ONCE);
     return true;
@@ -369,6 +387,7 @@ bool RingLoop::turn() {
   }
   armPoll();
   io_uring* ring = &ring_->ring;
+  ++submit_epoch_;  // the wait below submits everything queued
   if (timeout == 0) {
     io_uring_submit_and_get_events(ring);
   } else if (timeout < 0) {

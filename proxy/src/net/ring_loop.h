@@ -81,12 +81,14 @@ class RingLoop {
     bool armed = false;      // a receive is in the kernel
     bool cancelled = false;  // its cancel was submitted
     bool used = false;
-    int end = kNoEnd;  // an end of stream or error not yet told (it came while paused)
+    uint64_t armed_epoch = 0;  // submit_epoch_ when its receive was queued
+    int end = kNoEnd;          // an end of stream or error not yet told (it came while paused)
   };
 
   void arm(Slot slot);
   void cancel(Slot slot);
   void release(Slot slot);
+  void submit();  // what is queued goes to the kernel now
   void onCompletion(uint64_t data, int res, uint32_t flags);
   void armPoll();
   // One libuv turn; notes when libuv's loop has nothing left.
@@ -101,10 +103,12 @@ class RingLoop {
   std::vector<Slot> rearm_;  // receives that ran out of buffers, armed again after the turn
   std::vector<Slot> ends_;   // ends to tell at the end of the turn
   std::vector<Slot> scratch_;
-  size_t armed_ = 0;         // receives in the kernel
-  bool poll_armed_ = false;  // the poll of libuv's descriptor is in the kernel
-  bool uv_due_ = true;       // libuv's loop has work: run it before the next wait
-  bool uv_done_ = false;     // libuv's loop has nothing left
+  size_t armed_ = 0;           // receives in the kernel
+  uint64_t submit_epoch_ = 0;  // advances with every submission: an entry armed in the current
+                               // epoch has not reached the kernel yet
+  bool poll_armed_ = false;    // the poll of libuv's descriptor is in the kernel
+  bool uv_due_ = true;         // libuv's loop has work: run it before the next wait
+  bool uv_done_ = false;       // libuv's loop has nothing left
   Counter* reads_ = nullptr;
 };
 

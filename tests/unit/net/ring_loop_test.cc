@@ -9,8 +9,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -217,6 +219,30 @@ TEST_F(RingLoopTest, ManyReadersEachGetTheirOwnBytes) {
   for (RingLoop::Slot slot : slots) {
     ring_.remove(slot);
   }
+}
+
+TEST_F(RingLoopTest, ASocketClosedBeforeItsReceiveWasSubmittedLeavesItsNumbersNextOwnerAlone) {
+  // A connection accepted and closed in the same turn: its receive is still waiting to be
+  // submitted when its socket closes, and the next socket opened gets the same number. Every
+  // byte sent to that next socket must reach its own reader.
+  RecordingReader gone;
+  auto first = std::make_unique<Pair>();
+  const int number = first->fds[0];
+  const RingLoop::Slot old_slot = ring_.add(first->fds[0], &gone);
+  ring_.remove(old_slot);
+  first.reset();  // closes both ends, freeing the numbers
+  Pair second;
+  ASSERT_EQ(std::min(second.fds[0], second.fds[1]), number) << "the number was not reused";
+  const int reused = second.fds[0] == number ? 0 : 1;
+  RecordingReader next;
+  const RingLoop::Slot slot = ring_.add(second.fds[reused], &next);
+  const int peer = second.fds[1 - reused];
+  const std::string sent = "GET a\r\nGET b\r\nGET c\r\n";
+  ASSERT_EQ(::write(peer, sent.data(), sent.size()), static_cast<ssize_t>(sent.size()));
+  ASSERT_TRUE(turnUntil([&] { return next.got.size() >= sent.size(); })) << next.got;
+  EXPECT_EQ(next.got, sent);
+  EXPECT_EQ(gone.got, "");
+  ring_.remove(slot);
 }
 
 }  // namespace
