@@ -55,7 +55,7 @@ void ShardLink::onConnected(int status) {
   if (tls_ == nullptr && ring.active()) {
     uv_os_fd_t fd = -1;
     uv_fileno(&socket_.handle, &fd);
-    ring_slot_ = ring.add(fd, this);
+    ring_slot_ = ring.add(fd, this, net::RingLoop::Source::kShard);
   } else {
     uv_read_start(&socket_.stream, &ShardLink::onAllocCb, &ShardLink::onReadCb);
   }

@@ -20,8 +20,7 @@ namespace {
 
 constexpr unsigned kEntries = 512;
 constexpr unsigned kCompletionEntries = 8192;
-constexpr uint16_t kBufferGroup = 1;
-constexpr unsigned kBufferCount = 64;  // a power of two
+constexpr unsigned kBufferCount = 64;  // per pool; a power of two
 constexpr size_t kBufferSize = 16 * 1024;
 constexpr uint64_t kPollTag = UINT64_MAX;        // the poll of libuv's descriptor
 constexpr uint64_t kIgnoreTag = UINT64_MAX - 1;  // cancels: their own completions say nothing
@@ -32,19 +31,45 @@ std::string errnoText(const char* what, int err) {
 
 }  // namespace
 
-struct RingLoop::Ring {
-  io_uring ring{};
-  bool initialised = false;
+// One provided-buffer ring the kernel takes receive buffers from (its buffer group).
+struct BufferPool {
+  io_uring_buf_ring* buffers = nullptr;
+  char* memory = nullptr;  // kBufferCount buffers of kBufferSize
+  uint16_t group = 0;
   bool registered = false;
-  io_uring_buf_ring* buffers = nullptr;  // the provided-buffer ring the kernel takes from
-  char* memory = nullptr;                // kBufferCount buffers of kBufferSize
 
-  ~Ring() {
-    if (registered) {
-      io_uring_unregister_buf_ring(&ring, kBufferGroup);
+  bool setUp(io_uring* ring, uint16_t group_id, std::string* why) {
+    group = group_id;
+    void* ring_memory = nullptr;
+    if (posix_memalign(&ring_memory, 4096, kBufferCount * sizeof(io_uring_buf)) != 0) {
+      *why = "out of memory";
+      return false;
     }
-    if (initialised) {
-      io_uring_queue_exit(&ring);
+    buffers = static_cast<io_uring_buf_ring*>(ring_memory);
+    memory = static_cast<char*>(std::malloc(kBufferCount * kBufferSize));
+    if (memory == nullptr) {
+      *why = "out of memory";
+      return false;
+    }
+    io_uring_buf_ring_init(buffers);
+    io_uring_buf_reg reg{};
+    reg.ring_addr = reinterpret_cast<uintptr_t>(buffers);
+    reg.ring_entries = kBufferCount;
+    reg.bgid = group;
+    if (const int rc = io_uring_register_buf_ring(ring, &reg, 0); rc < 0) {
+      *why = errnoText("provided buffers", -rc);
+      return false;
+    }
+    registered = true;
+    for (unsigned id = 0; id < kBufferCount; ++id) {
+      give(static_cast<uint16_t>(id));
+    }
+    return true;
+  }
+
+  void tearDown(io_uring* ring) {
+    if (registered) {
+      io_uring_unregister_buf_ring(ring, group);
     }
     std::free(buffers);
     std::free(memory);
@@ -56,6 +81,23 @@ struct RingLoop::Ring {
     io_uring_buf_ring_add(buffers, buffer(id), kBufferSize, id,
                           io_uring_buf_ring_mask(kBufferCount), 0);
     io_uring_buf_ring_advance(buffers, 1);
+  }
+};
+
+struct RingLoop::Ring {
+  io_uring ring{};
+  bool initialised = false;
+  // Clients and shard connections take from separate pools: a burst of client uploads that
+  // holds every client buffer must not keep the shards' replies (everyone's) from being read.
+  BufferPool pools[2];
+
+  ~Ring() {
+    if (initialised) {
+      for (BufferPool& pool : pools) {
+        pool.tearDown(&ring);
+      }
+      io_uring_queue_exit(&ring);
+    }
   }
 
   uint64_t* submit_epoch = nullptr;  // the loop's count of submissions, advanced here too
@@ -74,11 +116,11 @@ struct RingLoop::Ring {
     return s;
   }
 
-  void prepRecv(int fd, uint64_t data) {
+  void prepRecv(int fd, uint64_t data, const BufferPool& pool) {
     io_uring_sqe* s = sqe();
     io_uring_prep_recv_multishot(s, fd, nullptr, 0, 0);
     s->flags |= IOSQE_BUFFER_SELECT;
-    s->buf_group = kBufferGroup;
+    s->buf_group = pool.group;
     io_uring_sqe_set_data64(s, data);
   }
 
@@ -111,7 +153,8 @@ struct RingLoop::Ring {
   }
 
   bool probeOn(int fd, int peer, std::string* why) {
-    prepRecv(fd, 1);
+    BufferPool& pool = pools[0];
+    prepRecv(fd, 1, pool);
     if (const int rc = io_uring_submit(&ring); rc != 1) {
       *why = errnoText("submit", rc < 0 ? -rc : EIO);
       return false;
@@ -133,7 +176,7 @@ struct RingLoop::Ring {
                      : std::string("a multishot receive ended after one delivery");
       return false;
     }
-    give(static_cast<uint16_t>(flags >> IORING_CQE_BUFFER_SHIFT));
+    pool.give(static_cast<uint16_t>(flags >> IORING_CQE_BUFFER_SHIFT));
     prepCancel(1);
     for (;;) {  // until the receive's last completion
       if (!waitOne(1000, &cqe)) {
@@ -144,7 +187,7 @@ struct RingLoop::Ring {
       const uint32_t f = cqe->flags;
       io_uring_cqe_seen(&ring, cqe);
       if ((f & IORING_CQE_F_BUFFER) != 0) {
-        give(static_cast<uint16_t>(f >> IORING_CQE_BUFFER_SHIFT));
+        pool.give(static_cast<uint16_t>(f >> IORING_CQE_BUFFER_SHIFT));
       }
       if (data == 1 && (f & IORING_CQE_F_MORE) == 0) {
         return true;
@@ -173,29 +216,10 @@ bool RingLoop::start(uv_loop_t* loop, std::function<void()> turn_end, std::strin
     *why = "io_uring_enter takes no timeout";
     return false;
   }
-  void* ring_memory = nullptr;
-  if (posix_memalign(&ring_memory, 4096, kBufferCount * sizeof(io_uring_buf)) != 0) {
-    *why = "out of memory";
-    return false;
-  }
-  r->buffers = static_cast<io_uring_buf_ring*>(ring_memory);
-  r->memory = static_cast<char*>(std::malloc(kBufferCount * kBufferSize));
-  if (r->memory == nullptr) {
-    *why = "out of memory";
-    return false;
-  }
-  io_uring_buf_ring_init(r->buffers);
-  io_uring_buf_reg reg{};
-  reg.ring_addr = reinterpret_cast<uintptr_t>(r->buffers);
-  reg.ring_entries = kBufferCount;
-  reg.bgid = kBufferGroup;
-  if (const int rc = io_uring_register_buf_ring(&r->ring, &reg, 0); rc < 0) {
-    *why = errnoText("provided buffers", -rc);
-    return false;
-  }
-  r->registered = true;
-  for (unsigned id = 0; id < kBufferCount; ++id) {
-    r->give(static_cast<uint16_t>(id));
+  for (uint16_t group = 0; group < 2; ++group) {
+    if (!r->pools[group].setUp(&r->ring, static_cast<uint16_t>(group + 1), why)) {
+      return false;
+    }
   }
   if (!r->probe(why)) {
     return false;
@@ -207,7 +231,7 @@ bool RingLoop::start(uv_loop_t* loop, std::function<void()> turn_end, std::strin
   return true;
 }
 
-RingLoop::Slot RingLoop::add(int fd, Reader* reader) {
+RingLoop::Slot RingLoop::add(int fd, Reader* reader, Source source) {
   Slot slot;
   if (!free_.empty()) {
     slot = free_.back();
@@ -221,6 +245,7 @@ RingLoop::Slot RingLoop::add(int fd, Reader* reader) {
   e.used = true;
   e.reader = reader;
   e.fd = fd;
+  e.pool = static_cast<uint8_t>(source);
   e.want = true;
   arm(slot);
   return slot;
@@ -231,7 +256,7 @@ void RingLoop::arm(Slot slot) {
   if (e.armed) {
     return;
   }
-  ring_->prepRecv(e.fd, slot);
+  ring_->prepRecv(e.fd, slot, ring_->pools[e.pool]);
   e.armed = true;
   e.armed_epoch = submit_epoch_;
   e.cancelled = false;
@@ -302,14 +327,15 @@ void RingLoop::onCompletion(uint64_t data, int res, uint32_t flags) {
   const auto slot = static_cast<Slot>(data);
   if ((flags & IORING_CQE_F_BUFFER) != 0) {
     const auto id = static_cast<uint16_t>(flags >> IORING_CQE_BUFFER_SHIFT);
+    BufferPool& pool = ring_->pools[entries_[slot].pool];
     if (res > 0 && entries_[slot].reader != nullptr) {
       if (reads_ != nullptr) {
         reads_->add();
       }
       // The reader may add, pause or remove entries: entries_ is indexed afresh below.
-      entries_[slot].reader->onRingData(ring_->buffer(id), static_cast<size_t>(res));
+      entries_[slot].reader->onRingData(pool.buffer(id), static_cast<size_t>(res));
     }
-    ring_->give(id);
+    pool.give(id);
   }
   if ((flags & IORING_CQE_F_MORE) != 0) {
     return;

@@ -1,6 +1,8 @@
 // RingLoop: a worker's socket reads through io_uring, and the loop's wait. Each plain client
 // socket and shard connection keeps one multishot receive armed on the worker's ring, with
-// buffers the kernel picks from a provided-buffer ring, so a read costs no system call. The
+// buffers the kernel picks from a provided-buffer ring (one for clients, one for shard
+// connections, so that client uploads cannot starve the shards' replies), so a read costs no
+// system call. The
 // worker then waits in io_uring_enter instead of epoll_wait: libuv's own epoll descriptor is
 // polled through the ring, and the libuv loop runs (without blocking) only when that descriptor
 // is ready or a libuv timer or idle handle is due. A turn whose completions delivered requests
@@ -40,6 +42,8 @@ class RingLoop {
   };
 
   using Slot = uint32_t;
+  // Whose socket it is: each kind takes buffers from a pool of its own.
+  enum class Source : uint8_t { kClient = 0, kShard = 1 };
   static constexpr Slot kNoSlot = UINT32_MAX;
 
   RingLoop();
@@ -56,7 +60,7 @@ class RingLoop {
   void countInto(Counter* reads) { reads_ = reads; }
 
   // Starts reading `fd` into `reader`. The slot names it in the calls below.
-  Slot add(int fd, Reader* reader);
+  Slot add(int fd, Reader* reader, Source source = Source::kClient);
   // Stops and restarts delivery (back-pressure). Bytes the kernel had already taken when pause()
   // was called may still be delivered: the reader buffers them.
   void pause(Slot slot);
@@ -81,6 +85,7 @@ class RingLoop {
     bool armed = false;      // a receive is in the kernel
     bool cancelled = false;  // its cancel was submitted
     bool used = false;
+    uint8_t pool = 0;          // Source: the buffer pool its receives take from
     uint64_t armed_epoch = 0;  // submit_epoch_ when its receive was queued
     int end = kNoEnd;          // an end of stream or error not yet told (it came while paused)
   };

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "unit/net/socket_pair.h"
 
@@ -243,6 +244,47 @@ TEST_F(RingLoopTest, ASocketClosedBeforeItsReceiveWasSubmittedLeavesItsNumbersNe
   EXPECT_EQ(next.got, sent);
   EXPECT_EQ(gone.got, "");
   ring_.remove(slot);
+}
+
+TEST_F(RingLoopTest, ClientUploadsThatHoldEveryClientBufferDoNotHoldUpAShardReply) {
+  // 60 clients each have 64 KiB waiting, far more than the clients' 1 MiB of buffers: their
+  // receives run out of buffers turn after turn. A shard connection's reply must still be read
+  // in the first turns, from its own pool.
+  constexpr int kClients = 60;
+  std::vector<std::unique_ptr<Pair>> clients;
+  std::vector<RecordingReader> client_readers(kClients);
+  std::vector<RingLoop::Slot> slots;
+  const std::string upload(64 * 1024, 'u');
+  for (int i = 0; i < kClients; ++i) {
+    clients.push_back(std::make_unique<Pair>());
+    int size = 1 << 20;
+    ASSERT_EQ(setsockopt(clients.back()->fds[1], SOL_SOCKET, SO_SNDBUF, &size, sizeof size), 0);
+    clients.back()->write(upload);
+    slots.push_back(ring_.add(clients.back()->fds[0], &client_readers[i]));
+  }
+  Pair shard;
+  RecordingReader shard_reader;
+  slots.push_back(ring_.add(shard.fds[0], &shard_reader, RingLoop::Source::kShard));
+  shard.write("+OK\r\n");
+  for (int turn = 0; turn < 3 && shard_reader.got.empty(); ++turn) {
+    ASSERT_TRUE(ring_.turn());
+  }
+  EXPECT_EQ(shard_reader.got, "+OK\r\n");
+  // And every client's upload arrives whole in the end.
+  ASSERT_TRUE(turnUntil([&] {
+    for (const RecordingReader& r : client_readers) {
+      if (r.got.size() < upload.size()) {
+        return false;
+      }
+    }
+    return true;
+  }));
+  for (const RecordingReader& r : client_readers) {
+    EXPECT_EQ(r.got, upload);
+  }
+  for (RingLoop::Slot slot : slots) {
+    ring_.remove(slot);
+  }
 }
 
 }  // namespace
