@@ -281,12 +281,17 @@ void BackendConn::flush() {
     case ShardLink::Flushed::kDone:
       break;
     case ShardLink::Flushed::kQueued:
-      stall_.restart(worker_.timers().freshNowMs(), link_.writeQueue(), link_.kernelQueue());
+      onLinkBackedUp();
       break;
   }
   if (link_.out().empty()) {
     unsent_ops_ = 0;  // every queued request's bytes are now the kernel's or libuv's
   }
+}
+
+void BackendConn::onLinkBackedUp() {
+  // The queued write is the baseline from which the shard is seen to take it.
+  stall_.restart(worker_.timers().freshNowMs(), link_.writeQueue(), link_.kernelQueue());
 }
 
 void BackendConn::onLinkWritten() {

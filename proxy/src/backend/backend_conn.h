@@ -135,6 +135,7 @@ class BackendConn final : public net::Flushable, private ShardLink::Role {
   void onLinkRead(size_t nread) override;
   void onLinkReply(std::string_view reply) override;
   void onLinkWritten() override;
+  void onLinkBackedUp() override;
   void onLinkFlushWanted() override;
   void onLinkFailed(std::string_view reason, ShardLink::Failure kind) override;
   void onLinkClosed() override {}

@@ -110,8 +110,12 @@ void DedicatedConn::send(std::string_view bytes, InFlightRequest* request, uint3
 
 void DedicatedConn::flush() {
   if (link_.flush() == ShardLink::Flushed::kQueued) {
-    stall_.restart(worker_.timers().freshNowMs(), link_.writeQueue(), link_.kernelQueue());
+    onLinkBackedUp();
   }
+}
+
+void DedicatedConn::onLinkBackedUp() {
+  stall_.restart(worker_.timers().freshNowMs(), link_.writeQueue(), link_.kernelQueue());
 }
 
 void DedicatedConn::onLinkWritten() {

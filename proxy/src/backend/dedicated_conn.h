@@ -122,6 +122,7 @@ class DedicatedConn final : private ShardLink::Role {
   void onLinkRead(size_t nread) override;
   void onLinkReply(std::string_view reply) override;
   void onLinkWritten() override;
+  void onLinkBackedUp() override;
   void onLinkFlushWanted() override { flush(); }
   void onLinkFailed(std::string_view reason, ShardLink::Failure kind) override;
   void onLinkClosed() override;  // frees the object

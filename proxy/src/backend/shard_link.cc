@@ -101,6 +101,17 @@ ShardLink::Flushed ShardLink::flush() {
     wire = &tls_wire_;
   }
   SP_ASSERT(write_buf_.empty());
+  net::SendBatch& sends = worker_.flushes().sends();
+  if (ring_slot_ != net::RingLoop::kNoSlot && sends.sendsWithLoop()) {
+    // Read through the ring (so plain): the bytes are queued there and go out with the round's
+    // other shard writes, in one system call for them all; sent() hears how it went.
+    write_buf_.swap(out_);
+    writing_ = true;
+    uv_os_fd_t fd = -1;
+    uv_fileno(&socket_.handle, &fd);
+    sends.queue(fd, write_buf_.readPtr(), write_buf_.size(), this);
+    return Flushed::kDone;
+  }
   write_req_.data = this;
   int error = 0;
   switch (writeOrQueue(&socket_, *wire, write_buf_, &write_req_, &ShardLink::onWriteCb, &error)) {
@@ -119,13 +130,48 @@ ShardLink::Flushed ShardLink::flush() {
   return Flushed::kQueued;
 }
 
+void ShardLink::sent(ssize_t result) {
+  if (result == static_cast<ssize_t>(write_buf_.size())) {
+    endWrite();
+    if (hasPending()) {
+      role_.onLinkFlushWanted();  // commands queued while the bytes waited for the wait
+    }
+    return;
+  }
+  // -errno is libuv's code on Unix; -EAGAIN is UV_EAGAIN.
+  const int error = static_cast<int>(std::max<ssize_t>(result, INT32_MIN));
+  if (result < 0 && error != UV_EAGAIN) {
+    endWrite();
+    role_.onLinkFailed(uv_strerror(error), Failure::kLink);
+    return;
+  }
+  if (result > 0) {
+    write_buf_.consume(static_cast<size_t>(result));
+  }
+  // The socket is full: the rest goes as flush()'s uv_write would have sent it.
+  uv_buf_t buf = uv_buf_init(const_cast<char*>(write_buf_.readPtr()),
+                             static_cast<unsigned>(write_buf_.size()));
+  write_req_.data = this;
+  if (const int rc = uv_write(&write_req_, &socket_.stream, &buf, 1, &ShardLink::onWriteCb);
+      rc != 0) {
+    endWrite();
+    role_.onLinkFailed(uv_strerror(rc), Failure::kLink);
+    return;
+  }
+  role_.onLinkBackedUp();
+}
+
+void ShardLink::endWrite() {
+  writing_ = false;
+  write_buf_.clear();
+  if (keep_bytes_ != 0) {
+    write_buf_.shrinkIfEmpty(keep_bytes_);
+  }
+}
+
 void ShardLink::onWriteCb(uv_write_t* req, int status) {
   auto* self = static_cast<ShardLink*>(req->data);
-  self->writing_ = false;
-  self->write_buf_.clear();
-  if (self->keep_bytes_ != 0) {
-    self->write_buf_.shrinkIfEmpty(self->keep_bytes_);
-  }
+  self->endWrite();
   if (status < 0) {
     // Cancelled: closed with the write in flight. A write that failed before a close in the same
     // loop turn is reported only once, by whatever closed the link.
@@ -280,6 +326,11 @@ void ShardLink::protocolError(std::string_view what) {
 
 void ShardLink::close(bool keep_out) {
   if (state_ != State::kClosed) {  // the socket is open
+    if (in_send_batch) {
+      // The ring's send goes to the kernel now, while the socket and the bytes are there.
+      worker_.flushes().sends().forget(this);
+      endWrite();
+    }
     if (ring_slot_ != net::RingLoop::kNoSlot) {
       worker_.ringReads().remove(ring_slot_);  // before uv_close closes the socket
       ring_slot_ = net::RingLoop::kNoSlot;

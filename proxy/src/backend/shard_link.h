@@ -27,6 +27,7 @@
 #include "backend/stream_socket.h"
 #include "core/buffer.h"
 #include "net/ring_loop.h"
+#include "net/send_batch.h"
 #include "resp/reply_scanner.h"
 #include "route/topology.h"
 #include "tls/tls_channel.h"
@@ -37,7 +38,7 @@ class Worker;
 
 namespace sp::backend {
 
-class ShardLink final : public net::RingLoop::Reader {
+class ShardLink final : public net::RingLoop::Reader, private net::SendBatch::Sender {
  public:
   enum class State : uint8_t { kClosed, kConnecting, kUp };
   // Whether a failure counts as a failed connect (the shard's connect_failures) or not.
@@ -60,6 +61,9 @@ class ShardLink final : public net::RingLoop::Reader {
     virtual void onLinkReply(std::string_view reply) = 0;
     // A write that flush() queued (Flushed::kQueued) has completed.
     virtual void onLinkWritten() = 0;
+    // A write that flush() handed over whole (Flushed::kDone) to go out with the worker's ring
+    // found the socket full: the rest is queued as for kQueued, and onLinkWritten follows.
+    virtual void onLinkBackedUp() = 0;
     // TLS records (handshake, alerts, renegotiation) wait to go out: flush the link.
     virtual void onLinkFlushWanted() = 0;
     // The link failed: connect refused or timed out in the kernel, read or write error, EOF, a
@@ -88,7 +92,10 @@ class ShardLink final : public net::RingLoop::Reader {
   // Hands what out() holds to the socket: sealed into records under TLS (before the handshake is
   // done, only the handshake's own records go), as much as the socket takes at once, the rest in
   // one uv_write. kQueued: that write is in flight and onLinkWritten will follow; kFailed: the
-  // role has been told.
+  // role has been told. A plain link read through the worker's ring sends through it too: the
+  // bytes are queued there (kDone) and go with the round's shard writes (FlushBatch), and if the
+  // socket could not take them all, the role hears onLinkBackedUp at the next turn, or
+  // onLinkFailed.
   enum class Flushed : uint8_t { kNothing, kDone, kQueued, kFailed };
   Flushed flush();
 
@@ -133,6 +140,10 @@ class ShardLink final : public net::RingLoop::Reader {
   // Plain links read through the worker's ring when it has one (net::RingLoop).
   void onRingData(const char* data, size_t size) override;
   void onRingEnd(int error) override;
+  // The ring's send of write_buf_ (net::SendBatch::Sender).
+  void sent(ssize_t result) override;
+  // A write of write_buf_ has ended (gone whole, failed or cancelled): the buffer is free.
+  void endWrite();
   void frameReplies(size_t nread);  // after `nread` bytes reached in_: hands complete replies over
   // Hands the complete replies at the front of `data` to the role; *used: their bytes. False
   // once the link failed or closed meanwhile.
@@ -150,13 +161,13 @@ class ShardLink final : public net::RingLoop::Reader {
   const size_t keep_bytes_;
   State state_ = State::kClosed;  // the socket is open in every state but kClosed
   bool closing_ = false;          // uv_close issued, its callback not yet run
-  bool writing_ = false;          // a uv_write of write_buf_ is in flight
+  bool writing_ = false;          // a write of write_buf_ is in flight (uv_write or the ring's)
   StreamSocket socket_{};
   net::RingLoop::Slot ring_slot_ = net::RingLoop::kNoSlot;
   uv_connect_t connect_req_{};
   uv_write_t write_req_{};
   Buffer out_;                            // bytes not yet handed to the kernel
-  Buffer write_buf_;                      // bytes of the uv_write in flight
+  Buffer write_buf_;                      // bytes of the write in flight
   Buffer in_;                             // replies received, not yet complete
   std::unique_ptr<tls::TlsChannel> tls_;  // backend.tls: this connection's TLS session
   Buffer tls_wire_;                       // records sealed in flush(), on their way out

@@ -157,8 +157,9 @@ struct Config {
   AuthConfig auth;                         // auth
   std::vector<std::string> deny_commands;  // deny_commands: "flushall", "config set", ...
   bool allow_config_set = false;  // allow_config_set: CONFIG SET is sent to every shard (admin)
-  // io_uring: each worker sends a loop turn's client writes in one io_uring submission (flag
-  // --no-io-uring turns it off); a worker whose kernel refuses it uses send(2). Kept on reload.
+  // io_uring: each worker reads its plain sockets through its io_uring, waits in io_uring_enter
+  // and sends a loop turn's writes through the ring (flag --no-io-uring turns it off); a worker
+  // whose kernel refuses it uses libuv and send(2). Kept on reload.
   bool io_uring = true;
   // keyless_scripts: where EVAL/EVALSHA/FCALL with no declared keys run when they may reach the
   // keyspace: "refuse" (an error that asks for the keys), or the name of a shard.

@@ -5,7 +5,9 @@
 // with one write, for a few rounds while flushing produces more (a failed shard answers its
 // FIFO). A uv_idle_t keeps the next poll from blocking while marked work remains, so work marked
 // by a timer or the mailbox goes out in the same turn. The client sessions' writes of a round
-// go out together through sends() (net/send_batch.h). Loop thread only.
+// go out together through sends() (net/send_batch.h); where the worker's ring carries writes,
+// the shard connections' writes of a round are submitted together right after they are flushed,
+// and the clients' go with the ring's next wait. Loop thread only.
 #pragma once
 
 #include <uv.h>

@@ -7,12 +7,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
 
 #include "core/assert.h"
+#include "net/inline_send.h"
 
 namespace sp::net {
 
@@ -22,11 +24,20 @@ constexpr unsigned kEntries = 512;
 constexpr unsigned kCompletionEntries = 8192;
 constexpr unsigned kBufferCount = 64;  // per pool; a power of two
 constexpr size_t kBufferSize = 16 * 1024;
-constexpr uint64_t kPollTag = UINT64_MAX;        // the poll of libuv's descriptor
-constexpr uint64_t kIgnoreTag = UINT64_MAX - 1;  // cancels: their own completions say nothing
+constexpr uint64_t kPollTag = UINT64_MAX;         // the poll of libuv's descriptor
+constexpr uint64_t kIgnoreTag = UINT64_MAX - 1;   // cancels: their own completions say nothing
+constexpr uint64_t kSendTag = uint64_t{1} << 32;  // | the sink's index: a send
+constexpr int kSendFlags = MSG_DONTWAIT | MSG_NOSIGNAL;
 
 std::string errnoText(const char* what, int err) {
   return std::string(what) + ": " + std::strerror(err);
+}
+
+__kernel_timespec timespecOf(int ms) {
+  __kernel_timespec ts{};
+  ts.tv_sec = ms / 1000;
+  ts.tv_nsec = static_cast<long long>(ms % 1000) * 1000000;
+  return ts;
 }
 
 }  // namespace
@@ -100,15 +111,15 @@ struct RingLoop::Ring {
     }
   }
 
-  uint64_t* submit_epoch = nullptr;  // the loop's count of submissions, advanced here too
+  RingLoop* owner = nullptr;  // told of a submission made here
 
   // A free submission entry; a full queue is submitted first.
   io_uring_sqe* sqe() {
     io_uring_sqe* s = io_uring_get_sqe(&ring);
     if (s == nullptr) {
       io_uring_submit(&ring);
-      if (submit_epoch != nullptr) {
-        ++*submit_epoch;
+      if (owner != nullptr) {
+        owner->noteSubmitted();
       }
       s = io_uring_get_sqe(&ring);
     }
@@ -132,9 +143,7 @@ struct RingLoop::Ring {
 
   // Waits up to `ms` for one completion; false when none came.
   bool waitOne(int ms, io_uring_cqe** cqe) {
-    __kernel_timespec ts{};
-    ts.tv_sec = ms / 1000;
-    ts.tv_nsec = static_cast<long long>(ms % 1000) * 1000000;
+    __kernel_timespec ts = timespecOf(ms);
     return io_uring_submit_and_wait_timeout(&ring, cqe, 1, &ts, nullptr) >= 0 && *cqe != nullptr;
   }
 
@@ -231,7 +240,7 @@ bool RingLoop::start(uv_loop_t* loop, std::function<void()> turn_end, std::strin
     return false;
   }
   ring_ = std::move(r);
-  ring_->submit_epoch = &submit_epoch_;
+  ring_->owner = this;
   loop_ = loop;
   turn_end_ = std::move(turn_end);
   return true;
@@ -248,7 +257,6 @@ RingLoop::Slot RingLoop::add(int fd, Reader* reader, Source source) {
   }
   Entry& e = entries_[slot];
   e = Entry{};
-  e.used = true;
   e.reader = reader;
   e.fd = fd;
   e.pool = static_cast<uint8_t>(source);
@@ -313,7 +321,43 @@ void RingLoop::remove(Slot slot) {
 
 void RingLoop::submit() {
   io_uring_submit(&ring_->ring);
+  noteSubmitted();
+}
+
+void RingLoop::noteSubmitted() {
   ++submit_epoch_;
+  sends_queued_ = 0;
+  if (counted_queued_) {
+    counted_queued_ = false;
+    if (send_submits_ != nullptr) {
+      send_submits_->add();
+    }
+  }
+}
+
+bool RingLoop::takeSends(SendSink* sink, std::string* why) {
+  if (!sendsCompleteInline(&ring_->ring, why)) {
+    return false;
+  }
+  send_sink_ = sink;
+  return true;
+}
+
+uint64_t RingLoop::prepSend(int fd, const char* data, size_t size, uint32_t index, bool counted) {
+  SP_ASSERT(send_sink_ != nullptr);
+  io_uring_sqe* s = ring_->sqe();
+  io_uring_prep_send(s, fd, data, std::min(size, kMaxSend), kSendFlags);
+  io_uring_sqe_set_data64(s, kSendTag | index);
+  ++sends_;
+  ++sends_queued_;
+  counted_queued_ = counted_queued_ || counted;
+  return submit_epoch_;
+}
+
+void RingLoop::submitPending(uint64_t epoch) {
+  if (epoch == submit_epoch_) {
+    submit();
+  }
 }
 
 void RingLoop::release(Slot slot) {
@@ -328,6 +372,11 @@ void RingLoop::onCompletion(uint64_t data, int res, uint32_t flags) {
   if (data == kPollTag) {
     poll_armed_ = false;
     uv_due_ = true;
+    return;
+  }
+  if ((data & ~uint64_t{UINT32_MAX}) == kSendTag) {
+    --sends_;
+    send_sink_->onRingSent(static_cast<uint32_t>(data), res);
     return;
   }
   const auto slot = static_cast<Slot>(data);
@@ -396,14 +445,15 @@ bool RingLoop::turn() {
   if (uv_due_ && !uv_done_) {
     runLibuv(UV_RUN_NOWAIT);
   }
-  if (uv_done_ && armed_ == 0 && !poll_armed_ && ends_.empty()) {
+  if (uv_done_ && armed_ == 0 && sends_ == 0 && !poll_armed_ && ends_.empty()) {
     io_uring_submit(&ring_->ring);  // cancels of what has ended need no answer
     return false;
   }
-  if (!uv_done_ && armed_ == 0 && ends_.empty() && rearm_.empty()) {
-    // Nothing reads through the ring (no connections, or only TLS ones): libuv's own wait then
-    // costs one system call less than the ring's wait followed by libuv's turn. A receive added
-    // meanwhile (a client accepted) is submitted with the next turn's wait.
+  if (!uv_done_ && armed_ == 0 && sends_ == 0 && ends_.empty() && rearm_.empty()) {
+    // Nothing reads or sends through the ring (no connections, or only TLS ones, all quiet):
+    // libuv's own wait then costs one system call less than the ring's wait followed by libuv's
+    // turn. A receive added meanwhile (a client accepted) is submitted with the next turn's wait;
+    // sends queued by this libuv turn make the next turn the ring's.
     if (io_uring_sq_ready(&ring_->ring) > 0) {
       submit();
     }
@@ -419,17 +469,20 @@ bool RingLoop::turn() {
   }
   armPoll();
   io_uring* ring = &ring_->ring;
-  ++submit_epoch_;  // the wait below submits everything queued
+  // Sends complete inside the call that submits them (takeSends checked that), so the
+  // completions of every send not yet told are in the queue once this call has submitted them:
+  // it waits for one completion beyond those, so that a turn's replies go out with the wait
+  // for the next request.
+  const auto wait_nr = static_cast<unsigned>(1 + sends_);
+  noteSubmitted();  // the wait below submits everything queued
   if (timeout == 0) {
     io_uring_submit_and_get_events(ring);
   } else if (timeout < 0) {
-    io_uring_submit_and_wait(ring, 1);
+    io_uring_submit_and_wait(ring, wait_nr);
   } else {
     io_uring_cqe* cqe = nullptr;
-    __kernel_timespec ts{};
-    ts.tv_sec = timeout / 1000;
-    ts.tv_nsec = static_cast<long long>(timeout % 1000) * 1000000;
-    if (io_uring_submit_and_wait_timeout(ring, &cqe, 1, &ts, nullptr) == -ETIME) {
+    __kernel_timespec ts = timespecOf(timeout);
+    if (io_uring_submit_and_wait_timeout(ring, &cqe, wait_nr, &ts, nullptr) == -ETIME) {
       uv_due_ = true;  // a libuv timer is due
     }
   }

@@ -68,6 +68,37 @@ class RingLoop {
   // The reader goes away: nothing is delivered to it from now on. Call before closing the fd.
   void remove(Slot slot);
 
+  // Sends on the ring, for the worker's SendBatch: a send queued here goes to the kernel with
+  // the next wait (or submitPending()), so a turn's replies cost no system call of their own.
+  // Each completion is told to the sink with the index given here.
+  class SendSink {
+   public:
+    virtual void onRingSent(uint32_t index, int res) = 0;
+
+   protected:
+    ~SendSink() = default;
+  };
+  // Checks that a send on this ring completes inside its submission (MSG_DONTWAIT), which the
+  // sink relies on: then `sink` is told the completions of prepSend's sends. False with *why.
+  bool takeSends(SendSink* sink, std::string* why);
+  // Queues a send of `size` bytes at `data` (MSG_DONTWAIT | MSG_NOSIGNAL; at most kMaxSend of
+  // them, the rest is a short write); the bytes must stay put until it is submitted. Returns the
+  // submission it goes out with (for submitPending). `counted`: its submission counts as one
+  // that carried sends (countSendSubmitsInto).
+  uint64_t prepSend(int fd, const char* data, size_t size, uint32_t index, bool counted);
+  static constexpr size_t kMaxSend = size_t{1} << 30;
+  // Submits what is queued now if submission `epoch` has not gone out yet (a send whose socket
+  // is about to close, or whose bytes are about to go).
+  void submitPending(uint64_t epoch);
+  // Submits the queued sends now, rather than with the next wait.
+  void submitSends() {
+    if (sends_queued_ > 0) {
+      submit();
+    }
+  }
+  // Counts the io_uring_enter calls that carried counted sends.
+  void countSendSubmitsInto(Counter* submits) { send_submits_ = submits; }
+
   // Runs the loop until libuv's loop has nothing left and every receive has ended.
   void run();
 
@@ -81,10 +112,9 @@ class RingLoop {
   struct Entry {
     Reader* reader = nullptr;
     int fd = -1;
-    bool want = false;       // delivery wanted (added and not paused)
-    bool armed = false;      // a receive is in the kernel
-    bool cancelled = false;  // its cancel was submitted
-    bool used = false;
+    bool want = false;         // delivery wanted (added and not paused)
+    bool armed = false;        // a receive is in the kernel
+    bool cancelled = false;    // its cancel was submitted
     uint8_t pool = 0;          // Source: the buffer pool its receives take from
     uint64_t armed_epoch = 0;  // submit_epoch_ when its receive was queued
     int end = kNoEnd;          // an end of stream or error not yet told (it came while paused)
@@ -93,7 +123,8 @@ class RingLoop {
   void arm(Slot slot);
   void cancel(Slot slot);
   void release(Slot slot);
-  void submit();  // what is queued goes to the kernel now
+  void submit();         // what is queued goes to the kernel now
+  void noteSubmitted();  // what was queued has gone to the kernel
   void onCompletion(uint64_t data, int res, uint32_t flags);
   void armPoll();
   // One libuv turn; notes when libuv's loop has nothing left.
@@ -108,7 +139,12 @@ class RingLoop {
   std::vector<Slot> rearm_;  // receives that ran out of buffers, armed again after the turn
   std::vector<Slot> ends_;   // ends to tell at the end of the turn
   std::vector<Slot> scratch_;
-  size_t armed_ = 0;           // receives in the kernel
+  size_t armed_ = 0;             // receives in the kernel
+  size_t sends_ = 0;             // sends whose completion has not been told yet
+  unsigned sends_queued_ = 0;    // sends waiting in the submission queue
+  bool counted_queued_ = false;  // a counted one among them
+  SendSink* send_sink_ = nullptr;
+  Counter* send_submits_ = nullptr;
   uint64_t submit_epoch_ = 0;  // advances with every submission: an entry armed in the current
                                // epoch has not reached the kernel yet
   bool poll_armed_ = false;    // the poll of libuv's descriptor is in the kernel

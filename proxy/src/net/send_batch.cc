@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/assert.h"
+#include "net/inline_send.h"
 
 namespace sp::net {
 
@@ -90,9 +91,9 @@ bool probeSend(io_uring* ring, int fd, int peer, const char* data, size_t size, 
   return false;
 }
 
-// The behaviour send() relies on: with room, a send is done at once; into a full socket, it
-// fails at once with EAGAIN instead of waiting for room.
-bool probeRing(io_uring* ring, std::string* why) {
+}  // namespace
+
+bool sendsCompleteInline(io_uring* ring, std::string* why) {
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) != 0) {
     *why = std::string("socketpair: ") + std::strerror(errno);
@@ -120,8 +121,6 @@ bool probeRing(io_uring* ring, std::string* why) {
   return ok;
 }
 
-}  // namespace
-
 bool SendBatch::startRing(unsigned entries, std::string* why) {
   stopRing();
   auto ring = std::make_unique<Ring>();
@@ -136,11 +135,24 @@ bool SendBatch::startRing(unsigned entries, std::string* why) {
     *why = std::string("io_uring_queue_init: ") + std::strerror(-rc);
     return false;
   }
-  if (!probeRing(&ring->ring, why)) {
+  if (!sendsCompleteInline(&ring->ring, why)) {
     return false;
   }
   ring_ = std::move(ring);
   ring_entries_ = entries;
+  if (ring_on_ != nullptr) {
+    ring_on_->set(1);
+  }
+  return true;
+}
+
+bool SendBatch::sendWith(RingLoop* loop, std::string* why) {
+  if (!loop->takeSends(this, why)) {
+    return false;
+  }
+  loop->countSendSubmitsInto(submits_);
+  ring_.reset();
+  loop_ = loop;
   if (ring_on_ != nullptr) {
     ring_on_->set(1);
   }
@@ -169,6 +181,53 @@ void SendBatch::forget(Sender* sender) {
     if (e.sender == sender) {
       e.sender = nullptr;
     }
+  }
+  for (Flight& f : flights_) {
+    if (f.sender == sender) {
+      f.sender = nullptr;
+      loop_->submitPending(f.epoch);
+    }
+  }
+}
+
+void SendBatch::launch(int fd, const char* data, size_t size, Sender* sender, bool counted) {
+  uint32_t index;
+  if (!free_flights_.empty()) {
+    index = free_flights_.back();
+    free_flights_.pop_back();
+  } else {
+    index = static_cast<uint32_t>(flights_.size());
+    flights_.emplace_back();
+  }
+  flights_[index] = Flight{sender, loop_->prepSend(fd, data, size, index, counted)};
+}
+
+void SendBatch::queue(int fd, const char* data, size_t size, Sender* sender) {
+  SP_ASSERT(loop_ != nullptr && size > 0 && !sender->in_send_batch);
+  sender->in_send_batch = true;
+  launch(fd, data, size, sender, false);
+}
+
+void SendBatch::sendThroughLoop() {
+  size_t queued = 0;
+  for (const Entry& e : entries_) {
+    if (e.sender != nullptr) {
+      launch(e.fd, e.data, e.size, e.sender, true);
+      ++queued;
+    }
+  }
+  if (ring_writes_ != nullptr) {
+    ring_writes_->add(queued);
+  }
+  entries_.clear();
+}
+
+void SendBatch::onRingSent(uint32_t index, int res) {
+  Sender* sender = std::exchange(flights_[index].sender, nullptr);
+  free_flights_.push_back(index);
+  if (sender != nullptr) {
+    sender->in_send_batch = false;
+    sender->sent(resultOf(res));
   }
 }
 
@@ -243,6 +302,10 @@ size_t SendBatch::sendRing(size_t from, size_t to) {
 
 void SendBatch::send() {
   open_ = false;
+  if (loop_ != nullptr) {
+    sendThroughLoop();
+    return;
+  }
   const size_t n = entries_.size();
   size_t done = 0;
   if (n > 1) {

@@ -272,6 +272,10 @@ void Worker::startReadRing() {
     return;
   }
   stats_.io_uring_read_workers.set(1);
+  // Client writes then go out with the ring's waits rather than in a submission of their own.
+  if (!flushes_.sends().sendWith(&ring_reads_, &why)) {
+    spdlog::warn("worker {}: client writes take their own io_uring submission ({})", index_, why);
+  }
 }
 
 void Worker::startListening() {

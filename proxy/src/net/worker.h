@@ -149,7 +149,9 @@ class Worker {
   void applyLimits();  // parser limits and slow log from config_
   void startPingTimer();
   void startSendRing();  // io_uring: client writes in one submission per turn, else send(2)
-  void startReadRing();  // io_uring: socket reads and the wait, else libuv's
+  // io_uring: socket reads and the wait, else libuv's; with it, client writes go out with the
+  // wait.
+  void startReadRing();
 
   int index_;
   ProxyContext& context_;

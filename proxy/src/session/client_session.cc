@@ -745,7 +745,11 @@ void ClientSession::written(int n) {
   }
   if (n == static_cast<int>(wire->size())) {
     worker_.buffers().release(wire);
-    if (close_after_flush_ && out_ == nullptr) {
+    if (out_ != nullptr && !out_->empty()) {
+      // Replies that came while the write was out (a write sent with the ring's next wait is
+      // told a turn later) go with the next flush.
+      worker_.flushes().markClient(this);
+    } else if (close_after_flush_ && out_ == nullptr) {
       close(net::CloseReason::kQuit);
     } else if (!reading_ && !resume_pending) {
       worker_.flushes().markResume(this);

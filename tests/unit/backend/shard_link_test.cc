@@ -1,7 +1,9 @@
 // ShardLink (backend/shard_link.h), the connection core under both shard connection kinds, driven
 // by a recording role against a scripted shard: the link comes up and hands over each reply whole
 // and in order, however the shard splits it across reads; a write too large for the socket is
-// queued and reported once written, delivered whole; a refused connect is a connect failure, a
+// queued and reported once written, delivered whole; commands queued while a write is out (one
+// that waits for the worker ring's next wait) follow it in order, and a link closed with such a
+// write queued still sends it and hears nothing more; a refused connect is a connect failure, a
 // hang-up and a malformed reply are link failures (the latter counted); a host that does not
 // resolve fails at once; a role that closes the link while replies wait gets no more of them;
 // and a closed link, once its close has completed, connects again and frames its replies afresh.
@@ -33,8 +35,9 @@ using fakes::ScriptedShard;
 using Argv = ScriptedShard::Argv;
 
 // Records each step the link reports, in order, as text ("up", "reply:+OK\r\n", "written",
-// "failed:connect:<why>", "failed:link:<why>", "closed"). Lives on the worker's thread; the test
-// reads the record under the mutex. With close_on_reply, the first reply closes the link.
+// "backed-up", "failed:connect:<why>", "failed:link:<why>", "closed"). Lives on the worker's
+// thread; the test reads the record under the mutex. With close_on_reply, the first reply closes
+// the link.
 class RecordingRole : public ShardLink::Role {
  public:
   void onLinkHandshaking() override { record("handshaking"); }
@@ -54,6 +57,7 @@ class RecordingRole : public ShardLink::Role {
     link->flush();
   }
   void onLinkFlushWanted() override { link->flush(); }
+  void onLinkBackedUp() override { record("backed-up"); }
   void onLinkFailed(std::string_view reason, ShardLink::Failure kind) override {
     record(std::string("failed:") + (kind == ShardLink::Failure::kConnect ? "connect:" : "link:") +
            std::string(reason));
@@ -180,15 +184,60 @@ TEST(ShardLinkTest, AWriteTheSocketCannotTakeAtOnceIsQueuedAndReportedOnceWritte
   ASSERT_TRUE(h.connect(h.at(shard.port())));
   ASSERT_TRUE(h.role.waitFor("up"));
   const std::string big(32 << 20, 'x');  // far more than loopback's socket buffers hold
+  bool through_ring = false;
   const ShardLink::Flushed flushed =
-      onWorker<ShardLink::Flushed>(h.harness.worker(), [&](net::Worker&) {
+      onWorker<ShardLink::Flushed>(h.harness.worker(), [&](net::Worker& w) {
+        through_ring = w.flushes().sends().sendsWithLoop();
         h.role.link->out().append(command("SET", big));
         return h.role.link->flush();
       });
-  EXPECT_EQ(flushed, ShardLink::Flushed::kQueued);
+  if (through_ring) {
+    // Handed whole to the worker's ring; its send comes back short, and the rest is queued.
+    EXPECT_EQ(flushed, ShardLink::Flushed::kDone);
+    ASSERT_TRUE(h.role.waitFor("backed-up"));
+  } else {
+    EXPECT_EQ(flushed, ShardLink::Flushed::kQueued);
+  }
   ASSERT_TRUE(h.role.waitFor("written"));
   ASSERT_TRUE(h.role.waitFor("reply::33554432\r\n"));
   EXPECT_EQ(replies(h.role.steps()), std::vector<std::string>{":33554432\r\n"});
+}
+
+TEST(ShardLinkTest, CommandsQueuedWhileAWriteIsOutFollowItInOrder) {
+  ScriptedShard shard(
+      [](const Argv& argv) { return ScriptedShard::reply("+" + argv[0] + "\r\n"); });
+  LinkHarness h(shard.port());
+  ASSERT_TRUE(h.connect(h.at(shard.port())));
+  ASSERT_TRUE(h.role.waitFor("up"));
+  onWorker<bool>(h.harness.worker(), [&](net::Worker&) {
+    for (const char* name : {"ONE", "TWO", "THREE"}) {
+      h.role.link->out().append(command(name));
+      h.role.link->flush();  // through the ring, the second and third wait for the first
+    }
+    return true;
+  });
+  ASSERT_TRUE(h.role.waitFor("reply:+THREE\r\n"));
+  EXPECT_EQ(replies(h.role.steps()),
+            (std::vector<std::string>{"+ONE\r\n", "+TWO\r\n", "+THREE\r\n"}));
+}
+
+TEST(ShardLinkTest, ALinkClosedWithAWriteQueuedStillSendsItAndHearsNothingMore) {
+  ScriptedShard shard(
+      [](const Argv& argv) { return ScriptedShard::reply("+" + argv[0] + "\r\n"); });
+  LinkHarness h(shard.port());
+  ASSERT_TRUE(h.connect(h.at(shard.port())));
+  ASSERT_TRUE(h.role.waitFor("up"));
+  onWorker<bool>(h.harness.worker(), [&](net::Worker&) {
+    h.role.link->out().append(command("LAST"));
+    h.role.link->flush();
+    h.role.link->close(false);
+    return true;
+  });
+  ASSERT_TRUE(h.role.waitFor("closed"));
+  ASSERT_TRUE(shard.waitForCommands(1));  // handed over before the socket closed
+  EXPECT_EQ(shard.commands()[0][0], "LAST");
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_EQ(h.role.steps(), (std::vector<std::string>{"up", "closed"}));
 }
 
 TEST(ShardLinkTest, ARefusedConnectIsAConnectFailureAndTheLinkConnectsAgainOnceClosed) {

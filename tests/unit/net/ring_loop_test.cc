@@ -2,7 +2,10 @@
 // order (more at once than the ring has buffers, too), the end of a stream is told once, a paused
 // reader hears nothing (not even the end) until it resumes, a removed reader hears nothing and
 // its receive ends before run() returns, and libuv's timers and async handles keep working while
-// the worker waits in io_uring_enter.
+// the worker waits in io_uring_enter. A SendBatch that sends through the loop: its writes go to
+// the kernel with the next wait (or when submitted), each sender is told its own result at the
+// next turn, and a write forgotten before that wait is submitted at once, so it never reaches the
+// socket that next takes its number.
 #include "net/ring_loop.h"
 
 #include <gtest/gtest.h>
@@ -17,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "net/send_batch.h"
 #include "unit/net/socket_pair.h"
 
 namespace sp::net {
@@ -34,6 +38,12 @@ class RecordingReader final : public RingLoop::Reader {
   std::string got;
   int ends = 0;
   int end = 1;
+};
+
+class RecordingSender final : public SendBatch::Sender {
+ public:
+  void sent(ssize_t result) override { results.push_back(result); }
+  std::vector<ssize_t> results;
 };
 
 using Pair = SocketPair;
@@ -87,6 +97,7 @@ class RingLoopTest : public ::testing::Test {
   int ticks_ = 0;
   int turn_ends_ = 0;
   Counter reads_;
+  SendBatch sends_;  // after ring_: its last completions are read in TearDown
 };
 
 TEST_F(RingLoopTest, BytesArriveInOrderAndTheEndIsToldOnce) {
@@ -285,6 +296,94 @@ TEST_F(RingLoopTest, ClientUploadsThatHoldEveryClientBufferDoNotHoldUpAShardRepl
   for (RingLoop::Slot slot : slots) {
     ring_.remove(slot);
   }
+}
+
+TEST_F(RingLoopTest, SendsGoOutWithTheNextWaitAndEachSenderHearsItsOwnResultThen) {
+  Counter ring_on, submits, writes;
+  sends_.countInto(&ring_on, &submits, &writes);
+  std::string why;
+  ASSERT_TRUE(sends_.sendWith(&ring_, &why)) << why;
+  EXPECT_EQ(ring_on.get(), 1u);
+  EXPECT_TRUE(sends_.ringActive());
+  constexpr int kPairs = 20;
+  std::vector<std::unique_ptr<Pair>> pairs;
+  std::vector<RecordingSender> senders(kPairs);
+  std::vector<std::string> payloads;
+  sends_.open();
+  for (int i = 0; i < kPairs; ++i) {
+    pairs.push_back(std::make_unique<Pair>());
+    payloads.push_back("+reply " + std::to_string(i) + std::string(static_cast<size_t>(i), 'x'));
+  }
+  pairs[3]->fill();  // this one has no room: EAGAIN
+  for (int i = 0; i < kPairs; ++i) {
+    sends_.add(pairs[i]->fds[0], payloads[i].data(), payloads[i].size(), &senders[i]);
+  }
+  sends_.send();
+  EXPECT_FALSE(sends_.collecting());
+  // Queued, not sent: nothing has reached a peer and no sender has been told.
+  for (int i = 0; i < kPairs; ++i) {
+    EXPECT_TRUE(senders[i].results.empty());
+    EXPECT_TRUE(senders[i].in_send_batch);
+    if (i != 3) {
+      EXPECT_EQ(pairs[i]->drain(), "");
+    }
+  }
+  ASSERT_TRUE(turnUntil([&] {
+    return std::all_of(senders.begin(), senders.end(),
+                       [](const RecordingSender& s) { return !s.results.empty(); });
+  }));
+  for (int i = 0; i < kPairs; ++i) {
+    ASSERT_EQ(senders[i].results.size(), 1u) << i;
+    EXPECT_FALSE(senders[i].in_send_batch);
+    if (i == 3) {
+      EXPECT_EQ(senders[i].results[0], -EAGAIN);
+      continue;
+    }
+    EXPECT_EQ(senders[i].results[0], static_cast<ssize_t>(payloads[i].size())) << i;
+    EXPECT_EQ(pairs[i]->drain(), payloads[i]) << i;
+  }
+  EXPECT_EQ(writes.get(), static_cast<uint64_t>(kPairs));
+  EXPECT_EQ(submits.get(), 1u);  // all of them went with one wait
+}
+
+TEST_F(RingLoopTest, AQueuedSendGoesOutWhenSubmittedAndItsSenderIsToldAtTheNextTurn) {
+  std::string why;
+  ASSERT_TRUE(sends_.sendWith(&ring_, &why)) << why;
+  Pair pair;
+  RecordingSender sender;
+  const std::string command = "*1\r\n$4\r\nPING\r\n";
+  sends_.queue(pair.fds[0], command.data(), command.size(), &sender);
+  EXPECT_EQ(pair.drain(), "");  // queued: not in the kernel yet
+  sends_.submitQueued();
+  EXPECT_EQ(pair.drain(), command);  // one submission sent it, before any wait
+  EXPECT_TRUE(sender.results.empty());
+  ASSERT_TRUE(turnUntil([&] { return !sender.results.empty(); }));
+  EXPECT_EQ(sender.results, std::vector<ssize_t>{static_cast<ssize_t>(command.size())});
+  EXPECT_FALSE(sender.in_send_batch);
+}
+
+TEST_F(RingLoopTest, ASendForgottenBeforeItsWaitNeverReachesTheNextOwnerOfItsSocketNumber) {
+  std::string why;
+  ASSERT_TRUE(sends_.sendWith(&ring_, &why)) << why;
+  auto closing = std::make_unique<Pair>();
+  const int number = closing->fds[0];
+  RecordingSender gone;
+  const std::string bytes = "+a reply for a client that has gone\r\n";
+  sends_.open();
+  sends_.add(number, bytes.data(), bytes.size(), &gone);
+  sends_.send();
+  sends_.forget(&gone);  // the session closes: its socket is closed right after
+  ::close(closing->fds[0]);
+  closing->fds[0] = -1;
+  Pair next;  // the next socket opened takes the number
+  ASSERT_EQ(::dup2(next.fds[0], number), number);
+  turnFor(std::chrono::milliseconds(30));
+  EXPECT_EQ(next.drain(), "");  // nothing arrived through the socket that took the number
+  if (next.fds[0] != number) {
+    ::close(number);
+  }
+  EXPECT_TRUE(gone.results.empty());
+  EXPECT_FALSE(gone.in_send_batch);
 }
 
 }  // namespace
