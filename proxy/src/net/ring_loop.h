@@ -96,6 +96,8 @@ class RingLoop {
       submit();
     }
   }
+  // Sends whose completion has not been told yet.
+  size_t sendsOut() const { return sends_; }
   // Counts the io_uring_enter calls that carried counted sends.
   void countSendSubmitsInto(Counter* submits) { send_submits_ = submits; }
 

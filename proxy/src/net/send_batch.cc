@@ -151,7 +151,6 @@ bool SendBatch::sendWith(RingLoop* loop, std::string* why) {
     return false;
   }
   loop->countSendSubmitsInto(submits_);
-  ring_.reset();
   loop_ = loop;
   if (ring_on_ != nullptr) {
     ring_on_->set(1);
@@ -302,7 +301,7 @@ size_t SendBatch::sendRing(size_t from, size_t to) {
 
 void SendBatch::send() {
   open_ = false;
-  if (loop_ != nullptr) {
+  if (loop_ != nullptr && loop_->sendsOut() + entries_.size() <= max_loop_sends_) {
     sendThroughLoop();
     return;
   }

@@ -5,7 +5,10 @@
 //   the kernel with the loop's next wait, so a turn's replies cost no system call of their own.
 //   Each sender is told its result when the loop reads the completion, early in the next turn;
 //   until then the bytes stay put and the sender adds nothing (it waits for sent()). Shard
-//   connections queue their writes on the same ring (queue(), then submitQueued()).
+//   connections queue their writes on the same ring (queue(), then submitQueued()). A batch
+//   that would leave more than kMaxLoopSends sends out on the loop's ring takes the next way
+//   instead: their completions, with the turn's receives, must fit the loop's completion queue
+//   (one that overflows ends multishot receives and costs the kernel an allocation each).
 // - Through the batch's own ring (startRing): the turn's writes go to the kernel in one
 //   io_uring_enter instead of one send(2) each; a batch of one is a plain send(2).
 // - send(2) for each.
@@ -52,11 +55,13 @@ class SendBatch final : public RingLoop::SendSink {
   // with *why when io_uring is unavailable or behaves otherwise: the batch then uses send(2).
   bool startRing(unsigned entries, std::string* why);
   void stopRing();  // from now on send(2)
-  // From now on the writes go out through `loop`'s ring with its waits (see above), and the
-  // batch's own ring is dropped. False with *why when sends there would not complete inside
-  // their submission: the batch then stays as it was.
+  // From now on the writes go out through `loop`'s ring with its waits (see above); the batch's
+  // own ring (if started) stays for batches too large for the loop's. False with *why when sends
+  // there would not complete inside their submission: the batch then stays as it was.
   bool sendWith(RingLoop* loop, std::string* why);
   bool ringActive() const { return ring_ != nullptr || loop_ != nullptr; }
+  // The most sends a batch may leave out on the loop's ring (kMaxLoopSends unless set).
+  void limitLoopSends(size_t max) { max_loop_sends_ = max; }
   // Where the batch reports: `ring_on` 1 while the ring is in use, else 0; `submits` counts the
   // io_uring_enter calls that submitted writes, `writes` the writes sent through the ring.
   void countInto(Counter* ring_on, Counter* submits, Counter* writes);
@@ -97,6 +102,7 @@ class SendBatch final : public RingLoop::SendSink {
     ssize_t result;
   };
   struct Ring;
+  static constexpr size_t kMaxLoopSends = 1024;
   // A write queued on the loop's ring, until its completion.
   struct Flight {
     Sender* sender;  // nullptr once forgotten
@@ -115,6 +121,7 @@ class SendBatch final : public RingLoop::SendSink {
   bool open_ = false;
   std::vector<Entry> entries_;
   RingLoop* loop_ = nullptr;
+  size_t max_loop_sends_ = kMaxLoopSends;
   std::vector<Flight> flights_;  // indexed by the loop's send index
   std::vector<uint32_t> free_flights_;
   Counter* ring_on_ = nullptr;

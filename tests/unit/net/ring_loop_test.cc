@@ -4,8 +4,9 @@
 // its receive ends before run() returns, and libuv's timers and async handles keep working while
 // the worker waits in io_uring_enter. A SendBatch that sends through the loop: its writes go to
 // the kernel with the next wait (or when submitted), each sender is told its own result at the
-// next turn, and a write forgotten before that wait is submitted at once, so it never reaches the
-// socket that next takes its number.
+// next turn, a write forgotten before that wait is submitted at once, so it never reaches the
+// socket that next takes its number, and a batch too large for the loop's completion queue goes
+// through the batch's own ring at once.
 #include "net/ring_loop.h"
 
 #include <gtest/gtest.h>
@@ -344,6 +345,40 @@ TEST_F(RingLoopTest, SendsGoOutWithTheNextWaitAndEachSenderHearsItsOwnResultThen
   }
   EXPECT_EQ(writes.get(), static_cast<uint64_t>(kPairs));
   EXPECT_EQ(submits.get(), 1u);  // all of them went with one wait
+}
+
+TEST_F(RingLoopTest, ABatchTooLargeForTheLoopsRingGoesThroughTheBatchsOwnRingAtOnce) {
+  std::string why;
+  if (!sends_.startRing(8, &why)) {
+    GTEST_SKIP() << "io_uring not usable here: " << why;
+  }
+  ASSERT_TRUE(sends_.sendWith(&ring_, &why)) << why;
+  sends_.limitLoopSends(4);
+  constexpr int kPairs = 6;
+  std::vector<std::unique_ptr<Pair>> pairs;
+  std::vector<RecordingSender> senders(kPairs);
+  const std::string reply = "+OK\r\n";
+  sends_.open();
+  for (int i = 0; i < kPairs; ++i) {
+    pairs.push_back(std::make_unique<Pair>());
+    sends_.add(pairs[i]->fds[0], reply.data(), reply.size(), &senders[i]);
+  }
+  sends_.send();
+  // Sent and told before send() returned, as without a loop; nothing is left on the loop's ring.
+  for (int i = 0; i < kPairs; ++i) {
+    EXPECT_EQ(senders[i].results, std::vector<ssize_t>{static_cast<ssize_t>(reply.size())}) << i;
+    EXPECT_EQ(pairs[i]->drain(), reply) << i;
+  }
+  EXPECT_EQ(ring_.sendsOut(), 0u);
+  // A batch that fits still goes with the loop's wait.
+  RecordingSender small;
+  sends_.open();
+  sends_.add(pairs[0]->fds[0], reply.data(), reply.size(), &small);
+  sends_.send();
+  EXPECT_TRUE(small.results.empty());
+  EXPECT_EQ(ring_.sendsOut(), 1u);
+  ASSERT_TRUE(turnUntil([&] { return !small.results.empty(); }));
+  EXPECT_EQ(pairs[0]->drain(), reply);
 }
 
 TEST_F(RingLoopTest, AQueuedSendGoesOutWhenSubmittedAndItsSenderIsToldAtTheNextTurn) {
