@@ -203,9 +203,13 @@ TEST(ShardLinkTest, AWriteTheSocketCannotTakeAtOnceIsQueuedAndReportedOnceWritte
   EXPECT_EQ(replies(h.role.steps()), std::vector<std::string>{":33554432\r\n"});
 }
 
+// A shard that answers each command with its name as a status reply.
+ScriptedShard::Answer echoName(const Argv& argv) {
+  return ScriptedShard::reply("+" + argv[0] + "\r\n");
+}
+
 TEST(ShardLinkTest, CommandsQueuedWhileAWriteIsOutFollowItInOrder) {
-  ScriptedShard shard(
-      [](const Argv& argv) { return ScriptedShard::reply("+" + argv[0] + "\r\n"); });
+  ScriptedShard shard(echoName);
   LinkHarness h(shard.port());
   ASSERT_TRUE(h.connect(h.at(shard.port())));
   ASSERT_TRUE(h.role.waitFor("up"));
@@ -222,8 +226,7 @@ TEST(ShardLinkTest, CommandsQueuedWhileAWriteIsOutFollowItInOrder) {
 }
 
 TEST(ShardLinkTest, ALinkClosedWithAWriteQueuedStillSendsItAndHearsNothingMore) {
-  ScriptedShard shard(
-      [](const Argv& argv) { return ScriptedShard::reply("+" + argv[0] + "\r\n"); });
+  ScriptedShard shard(echoName);
   LinkHarness h(shard.port());
   ASSERT_TRUE(h.connect(h.at(shard.port())));
   ASSERT_TRUE(h.role.waitFor("up"));
