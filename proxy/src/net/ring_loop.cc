@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -28,6 +29,11 @@ constexpr uint64_t kPollTag = UINT64_MAX;         // the poll of libuv's descrip
 constexpr uint64_t kIgnoreTag = UINT64_MAX - 1;   // cancels: their own completions say nothing
 constexpr uint64_t kSendTag = uint64_t{1} << 32;  // | the sink's index: a send
 constexpr int kSendFlags = MSG_DONTWAIT | MSG_NOSIGNAL;
+// Incremental consumption of provided buffers (Linux 6.12; liburing 2.3 names neither): a
+// receive takes only the bytes it needs from the current buffer, and the completion says, with
+// kBufferMore, that the kernel goes on filling the same buffer after them.
+constexpr uint16_t kIncrementalRing = 2;   // IOU_PBUF_RING_INC
+constexpr uint32_t kBufferMore = 1U << 4;  // IORING_CQE_F_BUF_MORE
 
 std::string errnoText(const char* what, int err) {
   return std::string(what) + ": " + std::strerror(err);
@@ -42,14 +48,20 @@ __kernel_timespec timespecOf(int ms) {
 
 }  // namespace
 
-// One provided-buffer ring the kernel takes receive buffers from (its buffer group).
+// One provided-buffer ring the kernel takes receive buffers from (its buffer group). Where the
+// kernel consumes buffers incrementally, a 16 KiB buffer holds the bytes of many receives (a
+// request of a few hundred bytes takes only those), so a turn in which hundreds of clients send
+// does not run out of buffers; otherwise each receive takes a whole buffer, and a receive that
+// finds none left ends and is armed again after the turn.
 struct BufferPool {
   io_uring_buf_ring* buffers = nullptr;
   char* memory = nullptr;  // kBufferCount buffers of kBufferSize
   uint16_t group = 0;
   bool registered = false;
+  bool incremental = false;
+  uint32_t used[kBufferCount] = {};  // incremental: bytes of each buffer already delivered
 
-  bool setUp(io_uring* ring, uint16_t group_id, std::string* why) {
+  bool setUp(io_uring* ring, uint16_t group_id, bool try_incremental, std::string* why) {
     group = group_id;
     void* ring_memory = nullptr;
     if (posix_memalign(&ring_memory, 4096, kBufferCount * sizeof(io_uring_buf)) != 0) {
@@ -63,11 +75,12 @@ struct BufferPool {
       return false;
     }
     io_uring_buf_ring_init(buffers);
-    io_uring_buf_reg reg{};
-    reg.ring_addr = reinterpret_cast<uintptr_t>(buffers);
-    reg.ring_entries = kBufferCount;
-    reg.bgid = group;
-    if (const int rc = io_uring_register_buf_ring(ring, &reg, 0); rc < 0) {
+    int rc = try_incremental ? registerRing(ring, kIncrementalRing) : -EINVAL;
+    incremental = rc == 0;
+    if (rc == -EINVAL) {  // a kernel before 6.12 knows no flags here
+      rc = registerRing(ring, 0);
+    }
+    if (rc < 0) {
       *why = errnoText("provided buffers", -rc);
       return false;
     }
@@ -76,6 +89,17 @@ struct BufferPool {
       give(static_cast<uint16_t>(id));
     }
     return true;
+  }
+
+  int registerRing(io_uring* ring, uint16_t flags) {
+    io_uring_buf_reg reg{};
+    reg.ring_addr = reinterpret_cast<uintptr_t>(buffers);
+    reg.ring_entries = kBufferCount;
+    reg.bgid = group;
+    // The kernel's flags follow bgid (liburing 2.3 calls the field "pad", later ones "flags").
+    std::memcpy(reinterpret_cast<char*>(&reg) + offsetof(io_uring_buf_reg, bgid) + sizeof reg.bgid,
+                &flags, sizeof flags);
+    return io_uring_register_buf_ring(ring, &reg, 0);
   }
 
   void tearDown(io_uring* ring) {
@@ -87,6 +111,30 @@ struct BufferPool {
   }
 
   char* buffer(uint16_t id) { return memory + static_cast<size_t>(id) * kBufferSize; }
+
+  // Where the bytes of a completion that carries buffer `id` start.
+  const char* data(uint16_t id) { return buffer(id) + used[id]; }
+
+  // After a completion that carried buffer `id` (`res` bytes, its `flags`) has been read: the
+  // buffer goes back to the kernel once the kernel is done with it.
+  void settle(uint16_t id, int res, uint32_t flags) {
+    if (!incremental) {
+      give(id);
+      return;
+    }
+    if (res <= 0) {
+      // Nothing was taken: the buffer is still the kernel's current one (kernels before the
+      // fix of zero-length transfers leave out kBufferMore here; giving it again would put it
+      // in the ring twice).
+      return;
+    }
+    if ((flags & kBufferMore) != 0) {
+      used[id] += static_cast<uint32_t>(res);
+      return;
+    }
+    used[id] = 0;
+    give(id);
+  }
 
   void give(uint16_t id) {
     io_uring_buf_ring_add(buffers, buffer(id), kBufferSize, id,
@@ -185,7 +233,7 @@ struct RingLoop::Ring {
                      : std::string("a multishot receive ended after one delivery");
       return false;
     }
-    pool.give(static_cast<uint16_t>(flags >> IORING_CQE_BUFFER_SHIFT));
+    pool.settle(static_cast<uint16_t>(flags >> IORING_CQE_BUFFER_SHIFT), res, flags);
     prepCancel(1);
     for (;;) {  // until the receive's last completion
       if (!waitOne(1000, &cqe)) {
@@ -193,10 +241,11 @@ struct RingLoop::Ring {
         return false;
       }
       const uint64_t data = io_uring_cqe_get_data64(cqe);
+      const int r = cqe->res;
       const uint32_t f = cqe->flags;
       io_uring_cqe_seen(&ring, cqe);
       if ((f & IORING_CQE_F_BUFFER) != 0) {
-        pool.give(static_cast<uint16_t>(f >> IORING_CQE_BUFFER_SHIFT));
+        pool.settle(static_cast<uint16_t>(f >> IORING_CQE_BUFFER_SHIFT), r, f);
       }
       if (data == 1 && (f & IORING_CQE_F_MORE) == 0) {
         return true;
@@ -207,6 +256,10 @@ struct RingLoop::Ring {
 
 RingLoop::RingLoop() = default;
 RingLoop::~RingLoop() = default;
+
+bool RingLoop::incrementalBuffers() const {
+  return ring_ != nullptr && ring_->pools[0].incremental;
+}
 
 bool RingLoop::start(uv_loop_t* loop, std::function<void()> turn_end, std::string* why) {
 #if defined(__SANITIZE_THREAD__)
@@ -232,7 +285,7 @@ bool RingLoop::start(uv_loop_t* loop, std::function<void()> turn_end, std::strin
     return false;
   }
   for (uint16_t group = 0; group < 2; ++group) {
-    if (!r->pools[group].setUp(&r->ring, static_cast<uint16_t>(group + 1), why)) {
+    if (!r->pools[group].setUp(&r->ring, static_cast<uint16_t>(group + 1), incremental_, why)) {
       return false;
     }
   }
@@ -388,9 +441,9 @@ void RingLoop::onCompletion(uint64_t data, int res, uint32_t flags) {
         reads_->add();
       }
       // The reader may add, pause or remove entries: entries_ is indexed afresh below.
-      entries_[slot].reader->onRingData(pool.buffer(id), static_cast<size_t>(res));
+      entries_[slot].reader->onRingData(pool.data(id), static_cast<size_t>(res));
     }
-    pool.give(id);
+    pool.settle(id, res, flags);
   }
   if ((flags & IORING_CQE_F_MORE) != 0) {
     return;

@@ -2,15 +2,16 @@
 // socket and shard connection keeps one multishot receive armed on the worker's ring, with
 // buffers the kernel picks from a provided-buffer ring (one for clients, one for shard
 // connections, so that client uploads cannot starve the shards' replies), so a read costs no
-// system call. The
-// worker then waits in io_uring_enter instead of epoll_wait: libuv's own epoll descriptor is
-// polled through the ring, and the libuv loop runs (without blocking) only when that descriptor
-// is ready or a libuv timer or idle handle is due. A turn whose completions delivered requests
-// or replies ends with the flush batch, as libuv's check phase would run it. While no receive is
-// armed (no connections yet, or only TLS ones, which libuv reads), the worker waits in libuv's
-// own uv_run instead, which costs one system call less per turn. Without the kernel
-// features (multishot receive, provided buffers, deferred task work), start() says why and the
-// worker keeps libuv's reads and uv_run. Loop thread only.
+// system call. Where the kernel consumes those buffers incrementally (Linux 6.12), a receive
+// takes only the bytes it needs, so one buffer serves many small requests. The worker then
+// waits in io_uring_enter instead of epoll_wait: libuv's own epoll descriptor is polled through
+// the ring, and the libuv loop runs (without blocking) only when that descriptor is ready or a
+// libuv timer or idle handle is due. A turn whose completions delivered requests or replies
+// ends with the flush batch, as libuv's check phase would run it. While no receive is armed (no
+// connections yet, or only TLS ones, which libuv reads), the worker waits in libuv's own uv_run
+// instead, which costs one system call less per turn. Without the kernel features (multishot
+// receive, provided buffers, deferred task work), start() says why and the worker keeps libuv's
+// reads and uv_run. Loop thread only.
 #pragma once
 
 #include <uv.h>
@@ -56,6 +57,11 @@ class RingLoop {
   // `turn_end` runs after each batch of completions (the worker's flush batch).
   bool start(uv_loop_t* loop, std::function<void()> turn_end, std::string* why);
   bool active() const { return ring_ != nullptr; }
+  // Before start(): false keeps whole-buffer receives even where the kernel could consume
+  // buffers incrementally (for tests of that path).
+  void preferIncrementalBuffers(bool on) { incremental_ = on; }
+  // Started, with buffers the kernel consumes incrementally.
+  bool incrementalBuffers() const;
   // `reads` counts the receive completions that delivered bytes.
   void countInto(Counter* reads) { reads_ = reads; }
 
@@ -131,7 +137,6 @@ class RingLoop {
   void armPoll();
   // One libuv turn; notes when libuv's loop has nothing left.
   void runLibuv(uv_run_mode mode);
-  void returnBuffer(uint16_t id);
 
   std::unique_ptr<Ring> ring_;
   uv_loop_t* loop_ = nullptr;
@@ -152,6 +157,7 @@ class RingLoop {
   bool poll_armed_ = false;    // the poll of libuv's descriptor is in the kernel
   bool uv_due_ = true;         // libuv's loop has work: run it before the next wait
   bool uv_done_ = false;       // libuv's loop has nothing left
+  bool incremental_ = true;    // ask for incrementally consumed buffers
   Counter* reads_ = nullptr;
 };
 

@@ -272,6 +272,9 @@ void Worker::startReadRing() {
     return;
   }
   stats_.io_uring_read_workers.set(1);
+  spdlog::debug("worker {}: socket reads through io_uring, {}", index_,
+                ring_reads_.incrementalBuffers() ? "buffers consumed incrementally"
+                                                 : "a whole buffer per receive");
   // Client writes then go out with the ring's waits rather than in a submission of their own.
   if (!flushes_.sends().sendWith(&ring_reads_, &why)) {
     spdlog::warn("worker {}: client writes take their own io_uring submission ({})", index_, why);

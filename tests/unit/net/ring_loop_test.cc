@@ -49,9 +49,12 @@ class RecordingSender final : public SendBatch::Sender {
 
 using Pair = SocketPair;
 
-class RingLoopTest : public ::testing::Test {
+// Each test runs with buffers the kernel consumes incrementally (where it can) and with
+// whole-buffer receives.
+class RingLoopTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
+    ring_.preferIncrementalBuffers(GetParam());
     uv_loop_init(&loop_);
     // A repeating timer keeps libuv's loop alive and bounds every wait.
     uv_timer_init(&loop_, &tick_);
@@ -101,7 +104,7 @@ class RingLoopTest : public ::testing::Test {
   SendBatch sends_;  // after ring_: its last completions are read in TearDown
 };
 
-TEST_F(RingLoopTest, BytesArriveInOrderAndTheEndIsToldOnce) {
+TEST_P(RingLoopTest, BytesArriveInOrderAndTheEndIsToldOnce) {
   Pair pair;
   RecordingReader reader;
   const RingLoop::Slot slot = ring_.add(pair.fds[0], &reader);
@@ -119,7 +122,7 @@ TEST_F(RingLoopTest, BytesArriveInOrderAndTheEndIsToldOnce) {
   ring_.remove(slot);
 }
 
-TEST_F(RingLoopTest, MoreBytesAtOnceThanTheRingHasBuffersArriveWholeAndInOrder) {
+TEST_P(RingLoopTest, MoreBytesAtOnceThanTheRingHasBuffersArriveWholeAndInOrder) {
   Pair pair;
   int size = 4 << 20;  // the socket pair buffers what the ring's 1 MiB cannot take at once
   ASSERT_EQ(setsockopt(pair.fds[1], SOL_SOCKET, SO_SNDBUF, &size, sizeof size), 0);
@@ -143,7 +146,46 @@ TEST_F(RingLoopTest, MoreBytesAtOnceThanTheRingHasBuffersArriveWholeAndInOrder) 
   ring_.remove(slot);
 }
 
-TEST_F(RingLoopTest, APausedReaderHearsNothingUntilItResumes) {
+TEST_P(RingLoopTest, SmallReceivesFromManySocketsShareBuffers) {
+  // 600 sockets each have a few bytes waiting: far more receives than the client pool has
+  // buffers (64). Consumed incrementally, one buffer takes the bytes of hundreds of them, and
+  // every socket's bytes arrive in the first turns; with whole buffers, the receives that find
+  // none left are armed again turn after turn.
+  constexpr int kPairs = 600;
+  std::vector<std::unique_ptr<Pair>> pairs;
+  std::vector<RecordingReader> readers(kPairs);
+  std::vector<RingLoop::Slot> slots;
+  for (int i = 0; i < kPairs; ++i) {
+    pairs.push_back(std::make_unique<Pair>());
+    pairs.back()->write("GET k" + std::to_string(i) + ";");
+    slots.push_back(ring_.add(pairs.back()->fds[0], &readers[i]));
+  }
+  const auto all_read = [&] {
+    for (int i = 0; i < kPairs; ++i) {
+      if (readers[i].got != "GET k" + std::to_string(i) + ";") {
+        return false;
+      }
+    }
+    return true;
+  };
+  for (int turn = 0; turn < 2 && !all_read(); ++turn) {
+    ASSERT_TRUE(ring_.turn());
+  }
+  if (ring_.incrementalBuffers()) {
+    EXPECT_TRUE(all_read());
+  } else {
+    EXPECT_FALSE(all_read());  // two turns' 128 buffers cannot hold 600 receives
+  }
+  ASSERT_TRUE(turnUntil(all_read));
+  if (!GetParam()) {
+    EXPECT_FALSE(ring_.incrementalBuffers());
+  }
+  for (RingLoop::Slot slot : slots) {
+    ring_.remove(slot);
+  }
+}
+
+TEST_P(RingLoopTest, APausedReaderHearsNothingUntilItResumes) {
   Pair pair;
   RecordingReader reader;
   const RingLoop::Slot slot = ring_.add(pair.fds[0], &reader);
@@ -166,7 +208,7 @@ TEST_F(RingLoopTest, APausedReaderHearsNothingUntilItResumes) {
   ring_.remove(slot);
 }
 
-TEST_F(RingLoopTest, ARemovedReaderHearsNothingAndItsSlotIsReused) {
+TEST_P(RingLoopTest, ARemovedReaderHearsNothingAndItsSlotIsReused) {
   Pair first;
   RecordingReader gone;
   const RingLoop::Slot slot = ring_.add(first.fds[0], &gone);
@@ -185,7 +227,7 @@ TEST_F(RingLoopTest, ARemovedReaderHearsNothingAndItsSlotIsReused) {
   ring_.remove(slot);
 }
 
-TEST_F(RingLoopTest, LibuvTimersAndAsyncHandlesRunWhileTheLoopWaitsInTheRing) {
+TEST_P(RingLoopTest, LibuvTimersAndAsyncHandlesRunWhileTheLoopWaitsInTheRing) {
   struct Async {
     uv_async_t handle{};
     std::atomic<int> calls{0};
@@ -205,7 +247,7 @@ TEST_F(RingLoopTest, LibuvTimersAndAsyncHandlesRunWhileTheLoopWaitsInTheRing) {
   poster.join();
 }
 
-TEST_F(RingLoopTest, ManyReadersEachGetTheirOwnBytes) {
+TEST_P(RingLoopTest, ManyReadersEachGetTheirOwnBytes) {
   constexpr int kPairs = 200;
   std::vector<std::unique_ptr<Pair>> pairs;
   std::vector<RecordingReader> readers(kPairs);
@@ -234,7 +276,7 @@ TEST_F(RingLoopTest, ManyReadersEachGetTheirOwnBytes) {
   }
 }
 
-TEST_F(RingLoopTest, ASocketClosedBeforeItsReceiveWasSubmittedLeavesItsNumbersNextOwnerAlone) {
+TEST_P(RingLoopTest, ASocketClosedBeforeItsReceiveWasSubmittedLeavesItsNumbersNextOwnerAlone) {
   // A connection accepted and closed in the same turn: its receive is still waiting to be
   // submitted when its socket closes, and the next socket opened gets the same number. Every
   // byte sent to that next socket must reach its own reader.
@@ -258,7 +300,7 @@ TEST_F(RingLoopTest, ASocketClosedBeforeItsReceiveWasSubmittedLeavesItsNumbersNe
   ring_.remove(slot);
 }
 
-TEST_F(RingLoopTest, ClientUploadsThatHoldEveryClientBufferDoNotHoldUpAShardReply) {
+TEST_P(RingLoopTest, ClientUploadsThatHoldEveryClientBufferDoNotHoldUpAShardReply) {
   // 60 clients each have 64 KiB waiting, far more than the clients' 1 MiB of buffers: their
   // receives run out of buffers turn after turn. A shard connection's reply must still be read
   // in the first turns, from its own pool.
@@ -299,7 +341,7 @@ TEST_F(RingLoopTest, ClientUploadsThatHoldEveryClientBufferDoNotHoldUpAShardRepl
   }
 }
 
-TEST_F(RingLoopTest, SendsGoOutWithTheNextWaitAndEachSenderHearsItsOwnResultThen) {
+TEST_P(RingLoopTest, SendsGoOutWithTheNextWaitAndEachSenderHearsItsOwnResultThen) {
   Counter ring_on, submits, writes;
   sends_.countInto(&ring_on, &submits, &writes);
   std::string why;
@@ -347,7 +389,7 @@ TEST_F(RingLoopTest, SendsGoOutWithTheNextWaitAndEachSenderHearsItsOwnResultThen
   EXPECT_EQ(submits.get(), 1u);  // all of them went with one wait
 }
 
-TEST_F(RingLoopTest, ABatchTooLargeForTheLoopsRingGoesThroughTheBatchsOwnRingAtOnce) {
+TEST_P(RingLoopTest, ABatchTooLargeForTheLoopsRingGoesThroughTheBatchsOwnRingAtOnce) {
   std::string why;
   if (!sends_.startRing(8, &why)) {
     GTEST_SKIP() << "io_uring not usable here: " << why;
@@ -381,7 +423,7 @@ TEST_F(RingLoopTest, ABatchTooLargeForTheLoopsRingGoesThroughTheBatchsOwnRingAtO
   EXPECT_EQ(pairs[0]->drain(), reply);
 }
 
-TEST_F(RingLoopTest, AQueuedSendGoesOutWhenSubmittedAndItsSenderIsToldAtTheNextTurn) {
+TEST_P(RingLoopTest, AQueuedSendGoesOutWhenSubmittedAndItsSenderIsToldAtTheNextTurn) {
   std::string why;
   ASSERT_TRUE(sends_.sendWith(&ring_, &why)) << why;
   Pair pair;
@@ -397,7 +439,7 @@ TEST_F(RingLoopTest, AQueuedSendGoesOutWhenSubmittedAndItsSenderIsToldAtTheNextT
   EXPECT_FALSE(sender.in_send_batch);
 }
 
-TEST_F(RingLoopTest, ASendForgottenBeforeItsWaitNeverReachesTheNextOwnerOfItsSocketNumber) {
+TEST_P(RingLoopTest, ASendForgottenBeforeItsWaitNeverReachesTheNextOwnerOfItsSocketNumber) {
   std::string why;
   ASSERT_TRUE(sends_.sendWith(&ring_, &why)) << why;
   auto closing = std::make_unique<Pair>();
@@ -420,6 +462,11 @@ TEST_F(RingLoopTest, ASendForgottenBeforeItsWaitNeverReachesTheNextOwnerOfItsSoc
   EXPECT_TRUE(gone.results.empty());
   EXPECT_FALSE(gone.in_send_batch);
 }
+
+INSTANTIATE_TEST_SUITE_P(BufferModes, RingLoopTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& mode) {
+                           return std::string(mode.param ? "Incremental" : "WholeBuffers");
+                         });
 
 }  // namespace
 }  // namespace sp::net
