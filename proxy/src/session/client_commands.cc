@@ -19,6 +19,7 @@
 #include "core/ascii.h"
 #include "core/assert.h"
 #include "core/clock.h"
+#include "net/socket_address.h"
 #include "net/worker.h"
 #include "resp/encoder.h"
 #include "resp/errors.h"
@@ -35,26 +36,14 @@ namespace sp::session {
 namespace {
 
 std::string socketAddress(const sockaddr_storage& addr) {
-  char host[INET6_ADDRSTRLEN] = {};
-  uint16_t port = 0;
-  if (addr.ss_family == AF_INET) {
-    const auto* in = reinterpret_cast<const sockaddr_in*>(&addr);
-    uv_ip4_name(in, host, sizeof host);
-    port = ntohs(in->sin_port);
-    return std::string(host) + ":" + std::to_string(port);
-  }
-  if (addr.ss_family == AF_INET6) {
-    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&addr);
-    uv_ip6_name(in6, host, sizeof host);
-    port = ntohs(in6->sin6_port);
-    return std::string(host) + ":" + std::to_string(port);
-  }
   if (addr.ss_family == AF_UNIX) {
     // The listening socket's path, as redis-server shows it.
     const auto* un = reinterpret_cast<const sockaddr_un*>(&addr);
     return std::string(un->sun_path, strnlen(un->sun_path, sizeof un->sun_path)) + ":0";
   }
-  return "?:0";
+  char text[96];
+  const size_t n = net::formatSocketAddress(addr, text, sizeof text);
+  return n == 0 ? "?:0" : std::string(text, n);
 }
 
 std::string localAddress(ClientSession& session) {
@@ -69,12 +58,11 @@ std::string localAddress(ClientSession& session) {
 }  // namespace
 
 std::string peerAddress(ClientSession& session) {
-  sockaddr_storage addr{};
-  int len = sizeof addr;
-  if (uv_tcp_getpeername(session.handle(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    return "?:0";
+  if (session.isUnixSocket()) {
+    return localAddress(session);
   }
-  return addr.ss_family == AF_UNIX ? localAddress(session) : socketAddress(addr);
+  sockaddr_storage addr{};
+  return session.peerName(&addr) ? socketAddress(addr) : "?:0";
 }
 
 namespace {

@@ -2,6 +2,7 @@
 #include "session/client_session.h"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -80,6 +81,24 @@ void ClientSession::start(bool unix_socket, std::shared_ptr<const tls::TlsContex
   SessionState::onAccept(*this);  // clients that must AUTH first
   reading_ = true;
   startReads();
+}
+
+bool ClientSession::peerName(sockaddr_storage* out) {
+  if (unix_socket_) {
+    return false;
+  }
+  if (peer_.v4.sin_family == AF_UNSPEC) {
+    sockaddr_storage addr{};
+    int len = sizeof addr;
+    if (uv_tcp_getpeername(&tcp_, reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
+        (addr.ss_family != AF_INET && addr.ss_family != AF_INET6)) {
+      return false;
+    }
+    std::memcpy(&peer_, &addr, addr.ss_family == AF_INET ? sizeof peer_.v4 : sizeof peer_.v6);
+  }
+  *out = sockaddr_storage{};
+  std::memcpy(out, &peer_, sizeof peer_);
+  return true;
 }
 
 void ClientSession::startReads() {

@@ -15,6 +15,8 @@
 // output passes limits.client_output_buffer is closed. An idle session holds no buffer.
 #pragma once
 
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <uv.h>
 
 #include <cstdint>
@@ -52,7 +54,12 @@ class ClientSession final : public net::Flushable,
 
   uv_tcp_t* handle() { return &tcp_; }
   bool isUnixSocket() const { return unix_socket_; }  // accepted on listen.unix
-  bool isTls() const { return tls_ != nullptr; }      // accepted on tls.listen
+  // The client's TCP address (AF_INET or AF_INET6) into *out, from getpeername asked once per
+  // connection: the slow log names it for every slow request, and a loaded proxy, where every
+  // request may be slow, must not pay a system call per request for it. False on a Unix socket
+  // or when the socket has no peer (any more).
+  bool peerName(sockaddr_storage* out);
+  bool isTls() const { return tls_ != nullptr; }  // accepted on tls.listen
   // After accept; unix_socket: from listen.unix; tls: the listener's TLS context for a client of
   // tls.listen (nullptr: plain).
   void start(bool unix_socket, std::shared_ptr<const tls::TlsContext> tls = nullptr);
@@ -185,6 +192,10 @@ class ClientSession final : public net::Flushable,
   const uint64_t created_us_ = monoMicros();
   uint64_t last_active_ms_ = 0;                  // loop time of the last read or write (idleMs)
   const resp::CommandInfo* last_cmd_ = nullptr;  // lastCommand()
+  union {
+    sockaddr_in v4;
+    sockaddr_in6 v6;
+  } peer_{};  // peerName(): sin_family stays AF_UNSPEC until it is known
 
   friend class SessionAccess;
   friend class SessionState;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "net/socket_address.h"
 #include "session/client_session.h"
 
 namespace sp::session {
@@ -18,13 +19,9 @@ namespace {
 void peerAddress(ClientSession& session, char* out, size_t size) {
   out[0] = '\0';
   sockaddr_storage addr{};
-  int len = sizeof addr;
-  if (uv_tcp_getpeername(session.handle(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    return;
-  }
-  if (addr.ss_family == AF_UNIX) {
+  if (session.isUnixSocket()) {
     // As redis-server: the listening socket's path (the client's own has none).
-    len = sizeof addr;
+    int len = sizeof addr;
     if (uv_tcp_getsockname(session.handle(), reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
       const auto* un = reinterpret_cast<const sockaddr_un*>(&addr);
       std::snprintf(out, size, "%.*s:0",
@@ -32,21 +29,8 @@ void peerAddress(ClientSession& session, char* out, size_t size) {
     }
     return;
   }
-  char host[64] = {};
-  if (addr.ss_family == AF_INET6) {
-    const auto* a = reinterpret_cast<const sockaddr_in6*>(&addr);
-    uv_ip6_name(a, host, sizeof host);
-    // A longer address (a scoped one) is cut to the entry's field; on an encoding error it stays
-    // empty.
-    if (std::snprintf(out, size, "[%s]:%u", host, static_cast<unsigned>(ntohs(a->sin6_port))) < 0) {
-      out[0] = '\0';
-    }
-    return;
-  }
-  const auto* a = reinterpret_cast<const sockaddr_in*>(&addr);
-  uv_ip4_name(a, host, sizeof host);
-  if (std::snprintf(out, size, "%s:%u", host, static_cast<unsigned>(ntohs(a->sin_port))) < 0) {
-    out[0] = '\0';
+  if (session.peerName(&addr)) {
+    net::formatSocketAddress(addr, out, size);
   }
 }
 
