@@ -17,16 +17,19 @@ the figure is timed), and whether it holds. Timed figures are ratios within one 
   two workers against one: instructions per request (50 clients per worker) and system calls per
   request (the same closed-loop client on each worker)
       tools/profile.sh --mode cg --workers 2 --clients 100; tools/worker-syscalls.py
+  reported beside them, with no bar: RESP3 clients' instructions and system calls per request
+  against RESP2's, and TLS's CPU per request against the plain path's
+      tools/profile.sh --resp3; tools/bench-tls.sh --rounds CONN_ROUNDS
 
 Usage: tools/bench-targets.py [--rounds R] [--conn-rounds R] [--bin PATH] [--logs DIR] [--quick]
   --rounds R       bench-peers rounds (default 7)
-  --conn-rounds R  bench-connections rounds (default 3)
+  --conn-rounds R  bench-connections and bench-tls rounds (default 3)
   --bin PATH       shardproxy binary (default build-dev/proxy/shardproxy; copy it elsewhere
                    first if a rebuild may replace it during the run)
   --logs DIR       keep each tool's whole output there (default: a temporary directory, removed)
   --quick          every tool at a tiny scale (seconds, not half an hour): checks that the
                    command works; its figures are not the targets' and its verdicts say so
-Takes about 30 minutes at the defaults. Each tool starts and stops its own processes.
+Takes about 35 minutes at the defaults. Each tool starts and stops its own processes.
 """
 import argparse
 import os
@@ -119,6 +122,8 @@ def main():
                                                  "--clients", clients, "--mode", "st"] +
                       small + repeat, logs)
             m = find(r"^syscalls/request\s+([0-9.,]+)", out, "profile.sh")
+            if clients == "50":
+                resp2_calls = m.group(1)
             row(f"-P 1, {clients} client{'s' if clients != '1' else ''}: system calls per "
                 "request", f"≤ {bar}", m.group(1), number(m.group(1)) <= bar)
         instr = {}
@@ -137,6 +142,14 @@ def main():
         change = instr["2"] / instr["1"] - 1
         row("two workers (50 clients each) against one: instructions per request", "within 5%",
             f"{instr['2']:,.0f} against {instr['1']:,.0f}: {change:+.1%}", abs(change) <= 0.05)
+        out = run("profile-resp3", [prof, "--bin", binary, "--pipeline", "1", "--resp3",
+                                    "--mode", "both"] + small + ["--repeat", "1"], logs)
+        resp3_instr = number(find(r"^instructions/request\s+([0-9.,]+)", out,
+                                  "profile.sh").group(1))
+        resp3_calls = find(r"^syscalls/request\s+([0-9.,]+)", out, "profile.sh").group(1)
+        rows.append(f"| RESP3 clients (redis-benchmark -3), -P 1, 50 clients (reported, no bar) "
+                    f"| — | {resp3_instr:,.0f} instructions and {resp3_calls} system calls per "
+                    f"request; RESP2: {instr['1']:,.0f} and {resp2_calls} | — |")
         out = run("worker-syscalls", ["/usr/bin/python3", os.path.join(tools, "worker-syscalls.py"),
                                       "--bin", binary] +
                   (["--requests", "40,120", "--repeat", "1"] if q else []), logs)
@@ -168,6 +181,18 @@ def main():
             idle <= 1024)
         row(f"memory per active connection at {int(conns):,}", "≤ 2 KiB", f"{active:,.0f} B",
             active <= 2048)
+        bench = os.environ.get("SHARDBENCH_BIN",
+                               os.path.join(ROOT, "build-dev", "bench", "shardbench"))
+        out = run("bench-tls", [os.path.join(tools, "bench-tls.sh"), "--bin", binary, "--bench", bench,
+                                "--rounds", "1" if q else str(args.conn_rounds)] +
+                  (["--requests", "2000,8000"] if q else []), logs)
+        tls = []
+        for depth in ("1", "16"):
+            m = find(r"^\| client \+ backend TLS \| %s \| [^|]+ \| \*\*([0-9.]+)\*\* \(([^)]*)\)"
+                     % depth, out, "bench-tls")
+            tls.append(f"{m.group(1)} ({m.group(2)}) at -P {depth}")
+        rows.append("| TLS to clients and shards: proxy CPU per request / plain (reported, no bar) "
+                    f"| — | {'; '.join(tls)} | — |")
     except (Failed, subprocess.TimeoutExpired) as e:
         print(f"bench-targets: {e}", file=sys.stderr)
         print(f"bench-targets: the tools' outputs are in {logs}", file=sys.stderr)

@@ -19,6 +19,7 @@
 #   --datasize D         redis-benchmark -d (default 256)
 #   --tests LIST         redis-benchmark -t (default set,get)
 #   --config-extra FILE  YAML appended to the generated proxy config (e.g. a placement section)
+#   --resp3              the clients speak RESP3 (redis-benchmark -3: HELLO 3 on each connection)
 #   --mode cg|st|both    callgrind, strace or both (default both)
 #   --repeat R           measure each marginal R times; the median is reported (default 1)
 #   -h, --help           print this text and exit
@@ -42,6 +43,7 @@ REQUESTS=""
 DATASIZE=256
 TESTS="set,get"
 CONFIG_EXTRA=""
+PROTOCOL=()  # redis-benchmark's protocol flag: -3 for RESP3
 MODE=both
 REPEAT=1
 RUN_TIMEOUT="${PROFILE_RUN_TIMEOUT:-1800}"
@@ -51,6 +53,7 @@ die() { echo "profile: $*" >&2; exit 1; }
 while [ $# -gt 0 ]; do
   case "$1" in
     -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    --resp3) PROTOCOL=(-3); shift ;;
     --bin | --shards | --workers | --pipeline | --clients | --requests | --datasize | --tests | \
       --config-extra | --mode | --repeat)
       [ $# -ge 2 ] || die "$1 needs a value"
@@ -199,7 +202,7 @@ write_config() {  # port -> $TMP/proxy.yaml
 
 bench() {  # port n
   timeout "$RUN_TIMEOUT" redis-benchmark -h 127.0.0.1 -p "$1" -t "$TESTS" -n "$2" -c "$CLIENTS" \
-    -d "$DATASIZE" -r 100000 -P "$PIPELINE" -q >"$TMP/bench.log" 2>&1 ||
+    -d "$DATASIZE" -r 100000 -P "$PIPELINE" "${PROTOCOL[@]}" -q >"$TMP/bench.log" 2>&1 ||
     { cat "$TMP/bench.log" >&2; die "redis-benchmark failed or ran past ${RUN_TIMEOUT}s"; }
   # -q prints one "NAME: x requests per second" line per test; anything else is an error.
   if [ "$(grep -c 'requests per second' "$TMP/bench.log")" -ne "$NTESTS" ] ||
@@ -281,6 +284,7 @@ plural() { [ "$1" = 1 ] && echo "$1 $2" || echo "$1 $2s"; }
 LOAD="load: $(plural "$SHARDS" shard), $(plural "$WORKERS" worker), -P $PIPELINE, -c $CLIENTS,"
 LOAD+=" -d $DATASIZE, $TESTS; N $N1 -> $N2 (requests $R1 -> $R2)"
 [ -n "$CONFIG_EXTRA" ] && LOAD+=", config-extra $(basename "$CONFIG_EXTRA")"
+[ ${#PROTOCOL[@]} -gt 0 ] && LOAD+=", RESP3 clients (redis-benchmark -3)"
 echo "profile: $LOAD" >&2
 T0=$SECONDS
 IR=()
@@ -354,7 +358,7 @@ echo "  shards:  $SHARDS x $REDIS_CMD"
 echo "  config:  $(tr '\n' ' ' <"$TMP/proxy.yaml" | sed "s|$TMP|\$TMP|g; s/ \+/ /g")"
 [ "$MODE" != st ] && echo "  cg:      valgrind --tool=callgrind --callgrind-out-file=OUT $BIN --config proxy.yaml"
 [ "$MODE" != cg ] && echo "  st:      strace -c -f -o OUT $BIN --config proxy.yaml  (SIGTERM to the proxy's PID)"
-echo "  load:    redis-benchmark -p PORT -t $TESTS -n {$N1,$N2} -c $CLIENTS -d $DATASIZE -r 100000 -P $PIPELINE -q  (shards flushed before each run)"
+echo "  load:    redis-benchmark -p PORT -t $TESTS -n {$N1,$N2} -c $CLIENTS -d $DATASIZE -r 100000 -P $PIPELINE${PROTOCOL[*]:+ ${PROTOCOL[*]}} -q  (shards flushed before each run)"
 [ "$MODE" != st ] && echo "  top:     callgrind_annotate --inclusive=yes OUT(N2)"
-echo "  this:    tools/profile.sh --shards $SHARDS --workers $WORKERS --pipeline $PIPELINE --clients $CLIENTS --requests $N1,$N2 --datasize $DATASIZE --tests $TESTS --mode $MODE --repeat $REPEAT${CONFIG_EXTRA:+ --config-extra $CONFIG_EXTRA}"
+echo "  this:    tools/profile.sh --shards $SHARDS --workers $WORKERS --pipeline $PIPELINE --clients $CLIENTS --requests $N1,$N2 --datasize $DATASIZE --tests $TESTS --mode $MODE --repeat $REPEAT${CONFIG_EXTRA:+ --config-extra $CONFIG_EXTRA}${PROTOCOL[*]:+ --resp3}"
 echo "  time:    $((SECONDS - T0)) s measuring"

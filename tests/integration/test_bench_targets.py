@@ -1,7 +1,7 @@
 """tools/bench-targets.py --quick: the one command that measures every per-request cost target
-runs each of its tools at a tiny scale, prints a row per target with real figures, marks the
-verdicts as a quick run's, keeps each tool's output where --logs says, and leaves nothing
-running. Release builds only: it times and counts a binary, and a sanitizer build is neither what
+runs each of its tools at a tiny scale, prints a row per target (and the RESP3 and TLS rows
+reported beside them) with real figures, marks the verdicts as a quick run's, keeps each tool's
+output where --logs says, and leaves nothing running. Release builds only: it times and counts a binary, and a sanitizer build is neither what
 users run nor something valgrind can load."""
 
 import os
@@ -25,13 +25,13 @@ def test_quick_run_prints_every_target(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     rows = re.findall(r"^\| (.+?) \| (.+?) \| (.+?) \| (.+?) \|$", out.stdout, re.M)
     targets = [r for r in rows if r[0] != "target"]
-    assert len(targets) == 10, out.stdout
+    assert len(targets) == 12, out.stdout
     for target, _, measured, verdict in targets:
         assert re.search(r"[0-9]", measured), (target, measured)
         if "no bar" not in target:
             assert verdict == "(quick run: not a measurement)", (target, verdict)
-    for tool in ("bench-peers", "profile-st-c50", "profile-cg-w2", "worker-syscalls",
-                 "bench-connections", "conn-memory"):
+    for tool in ("bench-peers", "profile-st-c50", "profile-cg-w2", "profile-resp3",
+                 "worker-syscalls", "bench-connections", "conn-memory", "bench-tls"):
         assert (logs / (tool + ".log")).is_file(), tool
     left = subprocess.run(["pgrep", "-af", "valgrind|redis-benchmark|nutcracker"],
                           capture_output=True, text=True)
