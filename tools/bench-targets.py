@@ -27,9 +27,9 @@ Usage: tools/bench-targets.py [--rounds R] [--conn-rounds R] [--bin PATH] [--log
   --bin PATH       shardproxy binary (default build-dev/proxy/shardproxy; copy it elsewhere
                    first if a rebuild may replace it during the run)
   --logs DIR       keep each tool's whole output there (default: a temporary directory, removed)
-  --quick          every tool at a tiny scale (seconds, not half an hour): checks that the
-                   command works; its figures are not the targets' and its verdicts say so
-Takes about 35 minutes at the defaults. Each tool starts and stops its own processes.
+  --quick          every tool at a tiny scale (a few minutes): checks that the command
+                   works; its figures are not the targets' and its verdicts say so
+Takes about 20 minutes at the defaults. Each tool starts and stops its own processes.
 """
 import argparse
 import os
