@@ -1,7 +1,7 @@
 """tools/bench-targets.py --quick: the one command that measures every per-request cost target
 runs each of its tools at a tiny scale, prints a row per target (and the RESP3 and TLS rows
-reported beside them) with real figures, marks the verdicts as a quick run's, keeps each tool's
-output where --logs says, and leaves nothing running. Release builds only: it times and counts a binary, and a sanitizer build is neither what
+reported beside them) with real figures, marks the verdicts as a quick run's, and keeps each
+tool's output where --logs says (each tool's own test checks that it stops what it starts). Release builds only: it times and counts a binary, and a sanitizer build is neither what
 users run nor something valgrind can load."""
 
 import os
@@ -33,6 +33,3 @@ def test_quick_run_prints_every_target(tmp_path):
     for tool in ("bench-peers", "profile-st-c50", "profile-cg-w2", "profile-resp3",
                  "worker-syscalls", "bench-connections", "conn-memory", "bench-tls"):
         assert (logs / (tool + ".log")).is_file(), tool
-    left = subprocess.run(["pgrep", "-af", "valgrind|redis-benchmark|nutcracker"],
-                          capture_output=True, text=True)
-    assert "sp-profile" not in left.stdout and "shardproxy-conns" not in left.stdout, left.stdout
