@@ -57,7 +57,7 @@ class ClusterNode {
                                  dir_.path() + "/nodes.conf", "--cluster-node-timeout", "2000",
                                  "--save", "", "--appendonly", "no", "--dir", dir_.path()},
         dir_.path() + "/redis.log");
-    EXPECT_TRUE(waitForPort(port_, std::chrono::seconds(10))) << process_->log();
+    EXPECT_TRUE(waitForListener(*process_, port_, std::chrono::seconds(10))) << process_->log();
   }
   TempDir dir_;
   uint16_t port_;

@@ -98,6 +98,62 @@ bool waitForPort(uint16_t port, std::chrono::milliseconds timeout, const std::st
   }
 }
 
+namespace {
+
+// The inodes of the sockets listening on `port`, from one of /proc/net/tcp and tcp6.
+void listeningInodes(const char* table, uint16_t port, std::set<std::string>* inodes) {
+  std::ifstream in(table);
+  std::string line;
+  std::getline(in, line);  // the header
+  char hex_port[8];
+  std::snprintf(hex_port, sizeof hex_port, ":%04X", static_cast<unsigned>(port));
+  while (std::getline(in, line)) {
+    // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+    std::istringstream fields(line);
+    std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+    fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
+        timeout >> inode;
+    if (state == "0A" && local.size() > 5 && local.compare(local.size() - 5, 5, hex_port) == 0) {
+      inodes->insert("socket:[" + inode + "]");
+    }
+  }
+}
+
+}  // namespace
+
+bool listensOn(pid_t pid, uint16_t port) {
+  std::set<std::string> inodes;
+  listeningInodes("/proc/net/tcp", port, &inodes);
+  listeningInodes("/proc/net/tcp6", port, &inodes);
+  if (inodes.empty()) {
+    return false;
+  }
+  std::error_code ec;
+  for (const auto& fd :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+    std::error_code link_ec;
+    const auto target = std::filesystem::read_symlink(fd.path(), link_ec);
+    if (!link_ec && inodes.count(target.string()) != 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool waitForListener(Process& process, uint16_t port, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (process.alive()) {
+    if (listensOn(process.pid(), port)) {
+      return true;
+    }
+    if (Clock::now() >= deadline) {
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
 // ---- TempDir ----
 
 TempDir::TempDir() {
@@ -286,7 +342,9 @@ void RedisServer::start() {
       throw std::runtime_error("redis-server on port " + std::to_string(port_) + " exited:\n" +
                                process_->log());
     }
-    if (waitForPort(port_, std::chrono::milliseconds(50))) {
+    // Another test's server that took the port first answers too; ours then fails to bind and
+    // exits, and the caller tries another port.
+    if (waitForPort(port_, std::chrono::milliseconds(50)) && listensOn(process_->pid(), port_)) {
       return;
     }
   }
@@ -371,7 +429,7 @@ ProxyProcess::ProxyProcess(const std::string& shard_list, int workers,
       if (!process_->alive()) {
         break;
       }
-      if (waitForPort(port_, std::chrono::milliseconds(50))) {
+      if (waitForPort(port_, std::chrono::milliseconds(50)) && listensOn(process_->pid(), port_)) {
         up = true;
         break;
       }

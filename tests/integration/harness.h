@@ -22,6 +22,15 @@ uint16_t freePort();
 bool waitForPort(uint16_t port, std::chrono::milliseconds timeout,
                  const std::string& host = "127.0.0.1");
 
+// True when process `pid` holds a socket listening on `port` (any local address, IPv4 or IPv6).
+// Something answering on a port is not yet the process a test started: two test processes can be
+// handed the same free port, and the one that loses the bind exits while the winner answers.
+bool listensOn(pid_t pid, uint16_t port);
+
+class Process;
+// True once `process` itself listens on `port`, polling until the timeout; false if it exits.
+bool waitForListener(Process& process, uint16_t port, std::chrono::milliseconds timeout);
+
 // A fresh directory under $TMPDIR (or /tmp) for logs and data; removed by the destructor.
 class TempDir {
  public:

@@ -26,7 +26,7 @@ class Sentinel {
                         << "sentinel parallel-syncs shard0 1\n";
     process_ = std::make_unique<Process>(std::vector<std::string>{"/usr/bin/redis-sentinel", conf},
                                          dir_.path() + "/sentinel.log");
-    EXPECT_TRUE(waitForPort(port_, std::chrono::seconds(10))) << process_->log();
+    EXPECT_TRUE(waitForListener(*process_, port_, std::chrono::seconds(10))) << process_->log();
   }
   uint16_t port() const { return port_; }
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }

@@ -57,16 +57,53 @@ def free_port():
     raise RuntimeError("no loopback port that was not handed out already")
 
 
+def _family(pid):
+    """pid and its descendants (a wrapper's child may be the one that listens)."""
+    pids, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        pids.add(p)
+        with contextlib.suppress(OSError):
+            for task in os.listdir("/proc/%d/task" % p):
+                with open("/proc/%d/task/%s/children" % (p, task)) as f:
+                    todo.extend(int(c) for c in f.read().split() if int(c) not in pids)
+    return pids
+
+
+def listens_on(pid, port):
+    """True when process pid (or a descendant) holds a socket listening on port. Something
+    answering on a port is not yet the process a test started: two test processes can be handed
+    the same free port, and the one that loses the bind exits while the winner answers."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError), open(table) as f:
+            for line in f.readlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    inodes.add("socket:[%s]" % fields[9])
+    for p in _family(pid) if inodes else ():
+        with contextlib.suppress(OSError):
+            for fd in os.listdir("/proc/%d/fd" % p):
+                with contextlib.suppress(OSError):
+                    if os.readlink("/proc/%d/fd/%s" % (p, fd)) in inodes:
+                        return True
+    return False
+
+
 def wait_for_port(port, proc=None, timeout=15.0):
+    """True once something accepts connections on 127.0.0.1:port; with proc, once proc (or its
+    child) itself listens there, and False as soon as it exits."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
             return False
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return True
+                if proc is None or listens_on(proc.pid, port):
+                    return True
         except OSError:
-            time.sleep(0.02)
+            pass
+        time.sleep(0.02)
     return False
 
 
