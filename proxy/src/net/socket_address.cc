@@ -1,6 +1,7 @@
 #include "net/socket_address.h"
 
 #include <netinet/in.h>
+#include <sys/un.h>
 #include <uv.h>
 
 #include <cstdio>
@@ -23,6 +24,10 @@ size_t formatSocketAddress(const sockaddr_storage& addr, char* out, size_t size)
     const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&addr);
     uv_ip6_name(in6, host, sizeof host);
     n = std::snprintf(out, size, "[%s]:%u", host, static_cast<unsigned>(ntohs(in6->sin6_port)));
+  } else if (addr.ss_family == AF_UNIX) {
+    const auto* un = reinterpret_cast<const sockaddr_un*>(&addr);
+    n = std::snprintf(out, size, "%.*s:0",
+                      static_cast<int>(strnlen(un->sun_path, sizeof un->sun_path)), un->sun_path);
   }
   if (n < 0) {  // another family, or an encoding error
     out[0] = '\0';

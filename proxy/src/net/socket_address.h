@@ -1,4 +1,4 @@
-// A TCP peer's address as redis-server writes it in CLIENT LIST and the slow log.
+// A client's or listener's address as redis-server writes it in CLIENT LIST and the slow log.
 #pragma once
 
 #include <sys/socket.h>
@@ -7,8 +7,8 @@
 
 namespace sp::net {
 
-// "ip:port" ("[ip]:port" for IPv6) into out[size], cut to fit; "" for any other family. Returns
-// the length written. Allocates nothing.
+// "ip:port" ("[ip]:port" for IPv6, "path:0" for a Unix socket) into out[size], cut to fit; "" for
+// any other family. Returns the length written. Allocates nothing.
 size_t formatSocketAddress(const sockaddr_storage& addr, char* out, size_t size);
 
 }  // namespace sp::net

@@ -2,7 +2,6 @@
 #include "session/client_commands.h"
 
 #include <arpa/inet.h>
-#include <sys/un.h>
 #include <uv.h>
 
 #include <cstring>
@@ -35,16 +34,8 @@
 namespace sp::session {
 namespace {
 
-std::string socketAddress(const sockaddr_storage& addr) {
-  if (addr.ss_family == AF_UNIX) {
-    // The listening socket's path, as redis-server shows it.
-    const auto* un = reinterpret_cast<const sockaddr_un*>(&addr);
-    return std::string(un->sun_path, strnlen(un->sun_path, sizeof un->sun_path)) + ":0";
-  }
-  char text[96];
-  const size_t n = net::formatSocketAddress(addr, text, sizeof text);
-  return n == 0 ? "?:0" : std::string(text, n);
-}
+// Room for the longest address: a Unix socket's 108-byte path and ":0".
+constexpr size_t kAddressText = 128;
 
 std::string localAddress(ClientSession& session) {
   sockaddr_storage addr{};
@@ -52,17 +43,17 @@ std::string localAddress(ClientSession& session) {
   if (uv_tcp_getsockname(session.handle(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
     return "?:0";
   }
-  return socketAddress(addr);
+  char text[kAddressText];
+  const size_t n = net::formatSocketAddress(addr, text, sizeof text);
+  return n == 0 ? "?:0" : std::string(text, n);
 }
 
 }  // namespace
 
 std::string peerAddress(ClientSession& session) {
-  if (session.isUnixSocket()) {
-    return localAddress(session);
-  }
-  sockaddr_storage addr{};
-  return session.peerName(&addr) ? socketAddress(addr) : "?:0";
+  char text[kAddressText];
+  const size_t n = session.formatPeer(text, sizeof text);
+  return n == 0 ? "?:0" : std::string(text, n);
 }
 
 namespace {

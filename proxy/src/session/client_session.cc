@@ -13,6 +13,7 @@
 #include "backend/worker_backends.h"
 #include "core/assert.h"
 #include "core/clock.h"
+#include "net/socket_address.h"
 #include "net/worker.h"
 #include "resp/command_table.h"
 #include "resp/encoder.h"
@@ -99,6 +100,20 @@ bool ClientSession::peerName(sockaddr_storage* out) {
   *out = sockaddr_storage{};
   std::memcpy(out, &peer_, sizeof peer_);
   return true;
+}
+
+size_t ClientSession::formatPeer(char* out, size_t size) {
+  sockaddr_storage addr{};
+  if (unix_socket_) {
+    // As redis-server: the listening socket's path (the client's own has none).
+    int len = sizeof addr;
+    if (uv_tcp_getsockname(&tcp_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      addr.ss_family = AF_UNSPEC;
+    }
+  } else if (!peerName(&addr)) {
+    addr.ss_family = AF_UNSPEC;
+  }
+  return net::formatSocketAddress(addr, out, size);
 }
 
 void ClientSession::startReads() {

@@ -59,6 +59,10 @@ class ClientSession final : public net::Flushable,
   // request may be slow, must not pay a system call per request for it. False on a Unix socket
   // or when the socket has no peer (any more).
   bool peerName(sockaddr_storage* out);
+  // The client's address as redis-server shows it ("ip:port"; for a Unix-socket client the
+  // listening socket's path, "path:0") into out[size]; returns its length, 0 when unknown.
+  // Allocates nothing.
+  size_t formatPeer(char* out, size_t size);
   bool isTls() const { return tls_ != nullptr; }  // accepted on tls.listen
   // After accept; unix_socket: from listen.unix; tls: the listener's TLS context for a client of
   // tls.listen (nullptr: plain).

@@ -1,5 +1,6 @@
 // formatSocketAddress: a client's address as redis-server writes it in CLIENT LIST and the slow
-// log ("[ip]:port" for IPv6), cut to the space given, and nothing for another family.
+// log ("[ip]:port" for IPv6, "path:0" for a Unix socket), cut to the space given, and nothing for
+// another family.
 #include "net/socket_address.h"
 
 #include <arpa/inet.h>
@@ -48,12 +49,25 @@ TEST(SocketAddressTest, IPv6IsBracketedAsRedisServerWritesIt) {
   EXPECT_EQ(format(v6("fe80::1:2:3:4", 1)), "[fe80::1:2:3:4]:1");
 }
 
+TEST(SocketAddressTest, AUnixSocketIsItsPathWithPortZero) {
+  sockaddr_storage s{};
+  auto* un = reinterpret_cast<sockaddr_un*>(&s);
+  un->sun_family = AF_UNIX;
+  std::strcpy(un->sun_path, "/run/shardproxy.sock");
+  EXPECT_EQ(format(s), "/run/shardproxy.sock:0");
+  // A path that fills sun_path has no terminating NUL: it is read to the field's end, no further.
+  std::memset(un->sun_path, 'p', sizeof un->sun_path);
+  char out[160];
+  EXPECT_EQ(formatSocketAddress(s, out, sizeof out), sizeof un->sun_path + 2);
+  EXPECT_EQ(std::string(out), std::string(sizeof un->sun_path, 'p') + ":0");
+}
+
 TEST(SocketAddressTest, ATooSmallBufferCutsTheTextAndOtherFamiliesGiveNothing) {
   EXPECT_EQ(format(v4("127.0.0.1", 54321), 6), "127.0");
-  sockaddr_storage unix_addr{};
-  unix_addr.ss_family = AF_UNIX;
-  EXPECT_EQ(format(unix_addr), "");
   EXPECT_EQ(format(sockaddr_storage{}), "");
+  sockaddr_storage other{};
+  other.ss_family = AF_NETLINK;
+  EXPECT_EQ(format(other), "");
 }
 
 }  // namespace
