@@ -75,11 +75,9 @@ struct BufferPool {
       return false;
     }
     io_uring_buf_ring_init(buffers);
-    int rc = try_incremental ? registerRing(ring, kIncrementalRing) : -EINVAL;
-    incremental = rc == 0;
-    if (rc == -EINVAL) {  // a kernel before 6.12 knows no flags here
-      rc = registerRing(ring, 0);
-    }
+    incremental = try_incremental && registerRing(ring, kIncrementalRing) == 0;
+    // Whole buffers where not asked for, or where the kernel refuses the flag (before 6.12).
+    const int rc = incremental ? 0 : registerRing(ring, 0);
     if (rc < 0) {
       *why = errnoText("provided buffers", -rc);
       return false;
