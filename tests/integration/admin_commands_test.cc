@@ -277,5 +277,57 @@ TEST_F(AdminTest, SlowlogRecordsCommandShardDurationAndClient) {
   EXPECT_EQ(send({"PROXY", "SLOWLOG", "GET", "5"}), "[]");
 }
 
+TEST_F(AdminTest, SlowlogIdsAreProxyWideAndNewEntriesAreNumberedAboveEveryIdRead) {
+  // Every request is slow (threshold 0); two workers, clients on both.
+  TempDir dir;
+  std::ofstream(dir.path() + "/proxy.yaml")
+      << "shards:\n  - name: shard0\n    address: " << shards_[0]->address()
+      << "\n  - name: shard1\n    address: " << shards_[1]->address()
+      << "\nslowlog:\n  threshold_us: 0\n";
+  ProxyProcess proxy("", 2, {"--config", dir.path() + "/proxy.yaml", "--log-level", "warn"});
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int i = 0; i < 8; ++i) {
+    clients.push_back(std::make_unique<Client>(proxy.port()));
+    ASSERT_EQ(clients.back()->cmd({"CLIENT", "SETNAME", "c" + std::to_string(i)}), "OK");
+  }
+  Client reader(proxy.port());
+  // The ids of a SLOWLOG GET -1 reply, newest first, with each entry's client name.
+  auto read = [&]() {
+    std::vector<std::pair<long long, std::string>> out;
+    Reply log(reader.ctx(), {"PROXY", "SLOWLOG", "GET", "-1"});
+    EXPECT_NE(log.r, nullptr);
+    for (size_t i = 0; log.r != nullptr && i < log.r->elements; ++i) {
+      out.emplace_back(log.r->element[i]->element[0]->integer, str(log.r->element[i]->element[5]));
+    }
+    return out;
+  };
+  for (int round = 0; round < 3; ++round) {
+    for (auto& c : clients) {
+      ASSERT_EQ(c->cmd({"SET", "k" + std::to_string(round), "v"}), "OK");
+    }
+  }
+  const auto first = read();
+  ASSERT_GE(first.size(), 24u);
+  for (size_t i = 1; i < first.size(); ++i) {
+    EXPECT_GT(first[i - 1].first, first[i].first) << "ids not strictly newest first at " << i;
+  }
+  EXPECT_EQ(first.back().first, 1);  // nothing overwritten yet: ids start at 1, none skipped
+  EXPECT_EQ(first.front().first, static_cast<long long>(first.size()));
+  ASSERT_EQ(clients[3]->cmd({"GET", "k0"}), "v");
+  const auto second = read();
+  ASSERT_FALSE(second.empty());
+  // The new entries (GET of c3, and the first read itself) come above every id read before; the
+  // old ones keep their ids.
+  EXPECT_GT(second.front().first, first.front().first);
+  bool saw_get = false;
+  for (const auto& [id, name] : second) {
+    if (id > first.front().first && name == "c3") {
+      saw_get = true;
+    }
+  }
+  EXPECT_TRUE(saw_get);
+  EXPECT_EQ(second[second.size() - first.size()].first, first.front().first);
+}
+
 }  // namespace
 }  // namespace sp::test

@@ -18,6 +18,7 @@
 #include "net/control_plane.h"
 #include "net/info_counters.h"
 #include "net/keyspace_cache.h"
+#include "net/slow_log.h"
 #include "net/worker_stats.h"
 #include "route/topology.h"
 #include "tls/tls_context.h"
@@ -84,7 +85,7 @@ struct ProxyContext {
   // limits.max_clients as the open-files limit allows it (net/fd_budget.h), set by main at
   // start-up and on reload; the workers refuse clients past it.
   std::atomic<uint32_t> max_clients{UINT32_MAX};
-  std::atomic<uint64_t> next_slowlog_id{0};
+  mutable SlowLogIds slowlog_ids;  // PROXY SLOWLOG GET numbers new entries (net/slow_log.h)
   ReloadStats reloads;
   // Reload, the topology watcher and INFO's text: set by main (control::ProxyControl) before the
   // workers start, and never null while they run.

@@ -1,4 +1,4 @@
-// SlowLog: a fixed ring per worker, merged by id for PROXY SLOWLOG.
+// SlowLog: a fixed ring per worker, numbered and merged by id for PROXY SLOWLOG.
 #include "net/slow_log.h"
 
 #include <algorithm>
@@ -60,10 +60,35 @@ void SlowLog::reset() {
   next_ = 0;
 }
 
-std::vector<SlowLogEntry> mergeNewest(const std::vector<const SlowLog*>& logs, size_t limit) {
+std::vector<SlowLogEntry> mergeNewest(const std::vector<SlowLog*>& logs, size_t limit,
+                                      SlowLogIds* ids) {
+  // Readers are rare and brief: every log is held while its new entries are numbered (a
+  // recording worker takes only its own log's mutex, so the fixed order cannot deadlock).
+  std::lock_guard<std::mutex> numbering(ids->mu_);
+  std::vector<std::unique_lock<std::mutex>> held;
+  held.reserve(logs.size());
+  std::vector<SlowLogEntry*> fresh;
+  for (SlowLog* log : logs) {
+    held.emplace_back(log->mu_);
+    for (size_t i = 0; i < log->count_; ++i) {
+      SlowLogEntry& e = log->nthNewest(i);
+      if (e.id == 0) {
+        fresh.push_back(&e);
+      }
+    }
+  }
+  std::sort(fresh.begin(), fresh.end(), [](const SlowLogEntry* a, const SlowLogEntry* b) {
+    return a->recorded_ns < b->recorded_ns;
+  });
+  for (SlowLogEntry* e : fresh) {
+    e->id = ++ids->last_;
+  }
+  // Within a log, a newer entry was numbered in the same read as an older one or a later read.
   std::vector<SlowLogEntry> all;
-  for (const SlowLog* log : logs) {
-    log->newest(limit, &all);
+  for (SlowLog* log : logs) {
+    for (size_t i = 0; i < log->count_ && i < limit; ++i) {
+      all.push_back(log->nthNewest(i));
+    }
   }
   std::sort(all.begin(), all.end(),
             [](const SlowLogEntry& a, const SlowLogEntry& b) { return a.id > b.id; });

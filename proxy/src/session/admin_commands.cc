@@ -127,8 +127,8 @@ bool slowlog(net::Worker& worker, std::span<const std::string_view> sub, bool pr
              std::string* reply) {
   const std::string name = upperAscii(sub[0]);
   const net::ProxyContext& context = worker.context();
-  std::vector<const net::SlowLog*> logs;
-  for (const net::Worker* w : context.workers) {
+  std::vector<net::SlowLog*> logs;
+  for (net::Worker* w : context.workers) {
     logs.push_back(&w->slowLog());
   }
   const size_t max_len = worker.config().slowlog_max_len;
@@ -162,7 +162,7 @@ bool slowlog(net::Worker& worker, std::span<const std::string_view> sub, bool pr
     }
     count = n == -1 ? max_len : static_cast<size_t>(n);
   }
-  const auto entries = net::mergeNewest(logs, std::min(count, max_len));
+  const auto entries = net::mergeNewest(logs, std::min(count, max_len), &context.slowlog_ids);
   resp::appendArrayHeader(*reply, static_cast<int64_t>(entries.size()));
   for (const net::SlowLogEntry& e : entries) {
     resp::appendArrayHeader(*reply, proxy_form ? 7 : 6);

@@ -1,6 +1,7 @@
 // A worker's slow log and the merge PROXY SLOWLOG reads: a ring of slowlog.max_len entries (none
 // when 0) that overwrites its oldest entry, lists newest first, empties on reset, keeps its newest
-// entries when resized, truncates its text fields, and merges the workers' logs by id.
+// entries when resized, truncates its text fields, and merges the workers' logs by id, numbering
+// the entries no reader has seen yet in the order they were recorded.
 #include "net/slow_log.h"
 
 #include <gtest/gtest.h>
@@ -120,7 +121,76 @@ TEST(SlowLogEntryTest, CopyTruncatesToFitAndTerminates) {
   EXPECT_STREQ(buf, "1234567");
 }
 
-TEST(SlowLogMergeTest, MergesTheWorkersLogsByIdNewestFirst) {
+// An entry as a worker records it: no id yet, its recording time in ns.
+SlowLogEntry recorded(uint64_t ns) {
+  SlowLogEntry e;
+  e.recorded_ns = ns;
+  e.duration_us = ns;  // names the entry in the assertions
+  return e;
+}
+
+std::vector<uint64_t> durations(const std::vector<SlowLogEntry>& entries) {
+  std::vector<uint64_t> out;
+  for (const SlowLogEntry& e : entries) {
+    out.push_back(e.duration_us);
+  }
+  return out;
+}
+
+class SlowLogMergeTest : public ::testing::Test {
+ protected:
+  SlowLogIds ids_;
+};
+
+TEST_F(SlowLogMergeTest, NewEntriesAreNumberedInTheOrderTheyWereRecordedAcrossWorkers) {
+  SlowLog a;
+  SlowLog b;
+  a.configure(5);
+  b.configure(5);
+  for (uint64_t ns : {10, 40, 50}) {
+    a.record(recorded(ns));
+  }
+  for (uint64_t ns : {20, 30, 60}) {
+    b.record(recorded(ns));
+  }
+  const auto merged = mergeNewest({&a, &b}, 100, &ids_);
+  EXPECT_EQ(durations(merged), (std::vector<uint64_t>{60, 50, 40, 30, 20, 10}));
+  EXPECT_EQ(ids(merged), (std::vector<uint64_t>{6, 5, 4, 3, 2, 1}));
+  // Read again: the same ids, nothing renumbered.
+  EXPECT_EQ(ids(mergeNewest({&a, &b}, 2, &ids_)), (std::vector<uint64_t>{6, 5}));
+}
+
+TEST_F(SlowLogMergeTest, EntriesRecordedAfterAReadGetIdsAboveEveryIdGivenBefore) {
+  SlowLog a;
+  SlowLog b;
+  a.configure(5);
+  b.configure(5);
+  a.record(recorded(100));
+  EXPECT_EQ(ids(mergeNewest({&a, &b}, 100, &ids_)), (std::vector<uint64_t>{1}));
+  // b's entry was recorded before a's but reached its log after the read (a slow worker): it is
+  // still numbered after every id a poller may have seen, so "newer than id 1" finds it.
+  b.record(recorded(90));
+  a.record(recorded(110));
+  const auto merged = mergeNewest({&a, &b}, 100, &ids_);
+  EXPECT_EQ(durations(merged), (std::vector<uint64_t>{110, 90, 100}));
+  EXPECT_EQ(ids(merged), (std::vector<uint64_t>{3, 2, 1}));
+}
+
+TEST_F(SlowLogMergeTest, EntriesOverwrittenBeforeAnyReadTakeNoIds) {
+  SlowLog a;
+  a.configure(2);
+  for (uint64_t ns : {1, 2, 3, 4}) {
+    a.record(recorded(ns));
+  }
+  const auto merged = mergeNewest({&a}, 100, &ids_);
+  EXPECT_EQ(durations(merged), (std::vector<uint64_t>{4, 3}));
+  EXPECT_EQ(ids(merged), (std::vector<uint64_t>{2, 1}));
+  a.reset();  // as redis-server's SLOWLOG RESET, ids go on from where they were
+  a.record(recorded(5));
+  EXPECT_EQ(ids(mergeNewest({&a}, 100, &ids_)), (std::vector<uint64_t>{3}));
+}
+
+TEST_F(SlowLogMergeTest, MergesTheWorkersLogsByIdNewestFirst) {
   SlowLog a;
   SlowLog b;
   a.configure(5);
@@ -131,19 +201,19 @@ TEST(SlowLogMergeTest, MergesTheWorkersLogsByIdNewestFirst) {
   for (uint64_t id : {2, 3, 6}) {
     b.record(entry(id));
   }
-  EXPECT_EQ(ids(mergeNewest({&a, &b}, 100)), (std::vector<uint64_t>{6, 5, 4, 3, 2, 1}));
-  EXPECT_EQ(ids(mergeNewest({&a, &b}, 3)), (std::vector<uint64_t>{6, 5, 4}));
+  EXPECT_EQ(ids(mergeNewest({&a, &b}, 100, &ids_)), (std::vector<uint64_t>{6, 5, 4, 3, 2, 1}));
+  EXPECT_EQ(ids(mergeNewest({&a, &b}, 3, &ids_)), (std::vector<uint64_t>{6, 5, 4}));
 }
 
-TEST(SlowLogMergeTest, TheNewestOverallAreKeptWhenOneWorkerHoldsThemAll) {
+TEST_F(SlowLogMergeTest, TheNewestOverallAreKeptWhenOneWorkerHoldsThemAll) {
   SlowLog a;
   SlowLog b;
   a.configure(4);
   b.configure(4);
   recordIds(a, 1, 3);
   recordIds(b, 10, 13);
-  EXPECT_EQ(ids(mergeNewest({&a, &b}, 4)), (std::vector<uint64_t>{13, 12, 11, 10}));
-  EXPECT_EQ(ids(mergeNewest({&a, &b}, 0)), std::vector<uint64_t>{});
+  EXPECT_EQ(ids(mergeNewest({&a, &b}, 4, &ids_)), (std::vector<uint64_t>{13, 12, 11, 10}));
+  EXPECT_EQ(ids(mergeNewest({&a, &b}, 0, &ids_)), std::vector<uint64_t>{});
 }
 
 }  // namespace
