@@ -60,6 +60,17 @@ class AdminTest : public ::testing::Test {
     client_ = std::make_unique<Client>(proxy_->port());
   }
   std::string cmd(const std::vector<std::string>& argv) { return client_->cmd(argv); }
+  // A second proxy (two workers) over the same shards, named shard0 and shard1, with a slow-log
+  // threshold of `threshold_us`.
+  std::unique_ptr<ProxyProcess> proxyWithSlowlog(const TempDir& dir, int threshold_us) {
+    std::ofstream(dir.path() + "/proxy.yaml")
+        << "shards:\n  - name: shard0\n    address: " << shards_[0]->address()
+        << "\n  - name: shard1\n    address: " << shards_[1]->address()
+        << "\nslowlog:\n  threshold_us: " << threshold_us << "\n";
+    return std::make_unique<ProxyProcess>(
+        "", 2,
+        std::vector<std::string>{"--config", dir.path() + "/proxy.yaml", "--log-level", "warn"});
+  }
 
   std::vector<std::unique_ptr<RedisServer>> shards_;
   std::unique_ptr<ProxyProcess> proxy_;
@@ -215,12 +226,8 @@ TEST_F(AdminTest, BadCallsGetErrors) {
 TEST_F(AdminTest, SlowlogRecordsCommandShardDurationAndClient) {
   // A threshold of 200 ms, far above any request here but the one held up by a paused shard.
   TempDir dir;
-  std::ofstream(dir.path() + "/proxy.yaml")
-      << "shards:\n  - name: shard0\n    address: " << shards_[0]->address()
-      << "\n  - name: shard1\n    address: " << shards_[1]->address()
-      << "\nslowlog:\n  threshold_us: 200000\n";
-  ProxyProcess proxy("", 2, {"--config", dir.path() + "/proxy.yaml", "--log-level", "warn"});
-  Client client(proxy.port());
+  const auto proxy = proxyWithSlowlog(dir, 200000);
+  Client client(proxy->port());
   auto send = [&](const std::vector<std::string>& argv) { return client.cmd(argv); };
   ASSERT_EQ(send({"CLIENT", "SETNAME", "slowpoke"}), "OK");
   ASSERT_EQ(send({"PROXY", "SLOWLOG", "LEN"}), "(integer) 0");
@@ -280,17 +287,13 @@ TEST_F(AdminTest, SlowlogRecordsCommandShardDurationAndClient) {
 TEST_F(AdminTest, SlowlogIdsAreProxyWideAndNewEntriesAreNumberedAboveEveryIdRead) {
   // Every request is slow (threshold 0); two workers, clients on both.
   TempDir dir;
-  std::ofstream(dir.path() + "/proxy.yaml")
-      << "shards:\n  - name: shard0\n    address: " << shards_[0]->address()
-      << "\n  - name: shard1\n    address: " << shards_[1]->address()
-      << "\nslowlog:\n  threshold_us: 0\n";
-  ProxyProcess proxy("", 2, {"--config", dir.path() + "/proxy.yaml", "--log-level", "warn"});
+  const auto proxy = proxyWithSlowlog(dir, 0);
   std::vector<std::unique_ptr<Client>> clients;
   for (int i = 0; i < 8; ++i) {
-    clients.push_back(std::make_unique<Client>(proxy.port()));
+    clients.push_back(std::make_unique<Client>(proxy->port()));
     ASSERT_EQ(clients.back()->cmd({"CLIENT", "SETNAME", "c" + std::to_string(i)}), "OK");
   }
-  Client reader(proxy.port());
+  Client reader(proxy->port());
   // The ids of a SLOWLOG GET -1 reply, newest first, with each entry's client name.
   auto read = [&]() {
     std::vector<std::pair<long long, std::string>> out;

@@ -21,12 +21,18 @@ SlowLogEntry entry(uint64_t id) {
   return e;
 }
 
-std::vector<uint64_t> ids(const std::vector<SlowLogEntry>& entries) {
+// One field of each entry, in order.
+std::vector<uint64_t> each(const std::vector<SlowLogEntry>& entries,
+                           uint64_t SlowLogEntry::*field) {
   std::vector<uint64_t> out;
   for (const SlowLogEntry& e : entries) {
-    out.push_back(e.id);
+    out.push_back(e.*field);
   }
   return out;
+}
+
+std::vector<uint64_t> ids(const std::vector<SlowLogEntry>& entries) {
+  return each(entries, &SlowLogEntry::id);
 }
 
 std::vector<uint64_t> newestIds(const SlowLog& log, size_t limit = 100) {
@@ -130,11 +136,7 @@ SlowLogEntry recorded(uint64_t ns) {
 }
 
 std::vector<uint64_t> durations(const std::vector<SlowLogEntry>& entries) {
-  std::vector<uint64_t> out;
-  for (const SlowLogEntry& e : entries) {
-    out.push_back(e.duration_us);
-  }
-  return out;
+  return each(entries, &SlowLogEntry::duration_us);
 }
 
 class SlowLogMergeTest : public ::testing::Test {
